@@ -1,0 +1,2 @@
+"""lensbench."""
+__version__ = "0.1.0"

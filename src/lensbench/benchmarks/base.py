@@ -1,0 +1,170 @@
+"""The benchmark contract: what a benchmark module implements, and the context it runs in.
+
+A benchmark module holds only what is specific to it (loader, prompt builder, expansion,
+parser choice, per-sample scoring, aggregation, table layout). Everything shared (engine,
+store, backends, CLI plumbing, report writers) lives once, elsewhere.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from ..types import GenParams, Request, StoredResponse
+
+__all__ = ["Benchmark", "RunContext", "BENCHMARKS", "register", "get_benchmark", "RunResult"]
+
+
+class RunContext:
+    """What a benchmark's :meth:`Benchmark.evaluate` may use.
+
+    Attributes:
+        run_dir: the run folder (created); ``media_dir`` under it caches derived media
+            (downscaled images, ...). ``data_dir``: the benchmark's data folder.
+        seed: the run seed (int).
+        has_judge: whether a judge backend was configured (``--judge-model``).
+        model_name: the evaluated model's display name.
+    """
+
+    def __init__(self, *, run_dir: Path, data_dir: Path, seed: int, generate, has_judge: bool,
+                 model_name: str, param_overrides: dict[str, Any] | None = None, console=None):
+        self.run_dir = run_dir
+        self._overrides = dict(param_overrides or {})
+        self.data_dir = data_dir
+        self.media_dir = run_dir / "media"
+        self.media_dir.mkdir(parents=True, exist_ok=True)
+        self.seed = seed
+        self._generate = generate
+        self.has_judge = has_judge
+        self.model_name = model_name
+        self.console = console
+
+    def params(self, **defaults: Any) -> GenParams:
+        """Generation parameters: the benchmark's protocol ``defaults`` overridden by the user's flags.
+
+        ``extra_body`` dicts are merged (user keys win). Raises pydantic.ValidationError for
+        out-of-range values.
+        """
+        merged = dict(defaults)
+        for k, v in self._overrides.items():
+            if k == "extra_body":
+                merged["extra_body"] = {**merged.get("extra_body", {}), **v}
+            elif v is not None:
+                merged[k] = v
+        return GenParams(**merged)
+
+    async def generate(self, requests: Sequence[Request], *, label: str = "requests") -> dict[str, StoredResponse]:
+        """Send ``requests`` through the engine (cached, deduplicated, concurrent, retried).
+
+        Each request goes to the backend named by its ``role`` (``"model"`` or ``"judge"``).
+        Returns ``{request.id: StoredResponse}`` for every request; transport failures come
+        back as ``status == "error"`` rows (never as text). Request ids must be unique.
+        Raises ValueError for duplicate ids, RuntimeError for a judge request without a judge.
+        """
+        return await self._generate(list(requests), label)
+
+
+@dataclass
+class RunResult:
+    """A finished (or partial) run's summary, as written to ``result.json``.
+
+    ``metrics`` maps metric name -> {column -> value in percent (or the metric's unit)};
+    ``counts`` has at least ``n`` (scored units), ``n_unparseable``, ``n_error``.
+    """
+
+    benchmark: str
+    model: str
+    metrics: dict[str, Any]
+    counts: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    complete: bool = True
+    run_dir: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-able dict (the ``--format json`` document of a single run)."""
+        return {
+            "benchmark": self.benchmark,
+            "model": self.model,
+            "complete": self.complete,
+            "metrics": self.metrics,
+            "counts": self.counts,
+            "options": self.options,
+            "extra": self.extra,
+            "run_dir": self.run_dir,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "RunResult":
+        """Inverse of :meth:`to_json`. Raises KeyError naming a missing field."""
+        return cls(benchmark=d["benchmark"], model=d["model"], metrics=d["metrics"], counts=d["counts"],
+                   options=d.get("options", {}), extra=d.get("extra", {}), complete=d.get("complete", True),
+                   run_dir=d.get("run_dir", ""))
+
+
+class Benchmark(ABC):
+    """Base class of a benchmark.
+
+    Subclasses set ``name`` (CLI name, e.g. ``"rgb-th-bench"``), ``title``, ``Options`` (a
+    pydantic model whose fields become ``lensbench run NAME`` flags) and implement
+    :meth:`load`, :meth:`evaluate`, :meth:`aggregate` and :meth:`render`.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    answer_space: ClassVar[list[str] | None] = None
+
+    class Options(BaseModel):
+        """Benchmark-specific options (none by default)."""
+
+    def __init__(self, options: BaseModel | None = None):
+        self.options = options if options is not None else self.Options()
+
+    @abstractmethod
+    def load(self, data_dir: Path) -> list[Any]:
+        """Read the official release layout under ``data_dir`` into samples.
+
+        Raises:
+            lensbench.errors.DataError: naming the file and field that is wrong or missing.
+        """
+
+    @abstractmethod
+    async def evaluate(self, samples: list[Any], ctx: RunContext) -> list[dict[str, Any]]:
+        """Build requests, send them through ``ctx.generate``, parse and score.
+
+        Returns one JSON-able record per scored unit with at least ``id`` and ``status``
+        (``correct`` | ``wrong`` | ``unparseable`` | ``error``); written to ``samples.jsonl``.
+        """
+
+    @abstractmethod
+    def aggregate(self, records: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(metrics, counts)`` from the per-unit records (the paper's metrics, in percent)."""
+
+    @abstractmethod
+    def render(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
+        """The paper's table layout for one or more runs, as ``md`` or ``csv``."""
+
+
+BENCHMARKS: dict[str, type[Benchmark]] = {}
+
+
+def register(cls: type[Benchmark]) -> type[Benchmark]:
+    """Class decorator adding a benchmark to :data:`BENCHMARKS` under ``cls.name``."""
+    BENCHMARKS[cls.name] = cls
+    return cls
+
+
+def get_benchmark(name: str) -> type[Benchmark]:
+    """The benchmark class called ``name``. Raises KeyError listing the known names."""
+    from . import load_all
+
+    load_all()
+    try:
+        return BENCHMARKS[name]
+    except KeyError:
+        raise KeyError(f"unknown benchmark {name!r}; known: {', '.join(sorted(BENCHMARKS))}") from None

@@ -1,0 +1,36 @@
+"""Exceptions with messages that name the file, field or URL at fault."""
+
+from __future__ import annotations
+
+__all__ = ["LensbenchError", "DataError", "ConfigError", "TransportError"]
+
+
+class LensbenchError(Exception):
+    """Base class: a user-facing error; the CLI prints its message and exits non-zero."""
+
+
+class DataError(LensbenchError):
+    """Bad or missing benchmark data. The message names the file and the field."""
+
+    def __init__(self, path, message: str, field: str | None = None):
+        self.path = str(path)
+        self.field = field
+        where = f"{self.path}" + (f" [field {field!r}]" if field else "")
+        super().__init__(f"{where}: {message}")
+
+
+class ConfigError(LensbenchError):
+    """Bad command-line or config input (unknown backend, bad spec, conflicting run folder)."""
+
+
+class TransportError(LensbenchError):
+    """A failed model call: timeout, refused or dropped connection, HTTP 429 / 5xx, malformed body.
+
+    ``retryable`` says whether the engine should try again; ``retry_after`` (seconds) is the
+    server's Retry-After when it sent one. Never scored as an answer.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after

@@ -1,0 +1,1 @@
+"""Test helpers shipped with lensbench (a local OpenAI-compatible server for tests and benchmarks)."""

@@ -1,0 +1,27 @@
+"""Shared fixtures: the real data beside the checkout (``../shared/data``), skipped when absent."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+SHARED_DATA = Path(os.environ.get("LENSBENCH_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``../shared/data`` (or $LENSBENCH_SHARED_DATA); skips the test when it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real data not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def rgbth_data(shared_data) -> Path:
+    """The RGB-Th-Bench release folder (``Source */<scene>/questions.json``)."""
+    p = shared_data / "RGB-Th-Bench" / "RGB-Th-Bench" / "Data"
+    if not p.is_dir():
+        pytest.skip(f"RGB-Th-Bench data not found at {p}")
+    return p
