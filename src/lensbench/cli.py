@@ -34,7 +34,7 @@ app = typer.Typer(help="Evaluate multimodal LLMs on IF-Bench, RGB-Th-Bench, IV-B
 run_app = typer.Typer(help="Run a benchmark: lensbench run BENCHMARK --data-dir DIR --model SPEC --out RUN_DIR",
                       no_args_is_help=True)
 app.add_typer(run_app, name="run")
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 out_console = Console()
 
 _SHORT = {"concurrency": None}
@@ -113,8 +113,9 @@ def _make_run_command(bench_cls: type[bench_base.Benchmark]):
         _print_report(bench, [result], fmt, with_paper)
         console.print(f"run folder: {settings.out}", highlight=False)
         if not result.complete:
-            console.print(f"[yellow]incomplete run: {result.counts.get('n_error')} request(s) failed; "
-                          "run again with the same --out to retry them[/]")
+            first = result.extra.get("first_error") or ""
+            console.print(f"[yellow]incomplete run: {result.counts.get('n_error')} request(s) failed "
+                          f"(first: {first}); run again with the same --out to retry them[/]", highlight=False)
             raise typer.Exit(3)
 
     command.__signature__ = inspect.Signature(common + own + extra)
@@ -175,6 +176,19 @@ def report(
         _fail(f"runs of several benchmarks given ({', '.join(sorted(names))}); report one benchmark at a time")
     bench = bench_base.get_benchmark(names.pop())(None)
     _print_report(bench, results, format, with_paper)
+
+
+@app.command("show")
+def show(run_dir: Annotated[Path, typer.Argument(help="a finished run folder")],
+         id: Annotated[str, typer.Option("--id", help="sample id (as in samples.jsonl)")],
+         out: Annotated[Optional[Path], typer.Option("--out", help="PNG path (default: RUN_DIR/show/<id>.png)")] = None) -> None:
+    """Draw what the model did on one sample (e.g. GroundingME: ground-truth and predicted boxes) as a PNG."""
+    try:
+        name = load_result(run_dir).benchmark
+        path = bench_base.get_benchmark(name)(None).show(run_dir, id, out)
+    except (LensbenchError, KeyError) as exc:
+        _fail(str(exc))
+    out_console.print(str(path), highlight=False)
 
 
 @app.command("list")

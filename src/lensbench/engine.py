@@ -18,11 +18,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from .backends.base import Backend
-from .errors import ConfigError, TransportError
+from .errors import ConfigError, LensbenchError, TransportError
 from .store import RunStore
 from .types import Request, StoredResponse
 
-__all__ = ["RetryPolicy", "Engine", "EngineStats"]
+__all__ = ["RetryPolicy", "Engine", "EngineStats", "EndpointDown"]
+
+
+class EndpointDown(LensbenchError):
+    """Raised when every request so far failed after retries (server unreachable, bad URL or key)."""
 
 
 class RetryPolicy(BaseModel):
@@ -73,7 +77,7 @@ class Engine:
 
     def __init__(self, backends: dict[str, Backend], store: RunStore, *, concurrency: int = 8,
                  retry: RetryPolicy | None = None, progress: bool = True, console: Console | None = None,
-                 seed: int = 0):
+                 seed: int = 0, abort_after: int = 32):
         if concurrency < 1:
             raise ConfigError(f"--concurrency must be >= 1, got {concurrency}")
         self.backends = backends
@@ -84,6 +88,9 @@ class Engine:
         self.console = console or Console(stderr=True)
         self.stats = EngineStats()
         self._rng = random.Random(seed)
+        self.abort_after = abort_after
+        self._consecutive_errors = 0
+        self.last_error: str | None = None
 
     def key_of(self, request: Request) -> str:
         """The request's content key under its role's backend fingerprint."""
@@ -142,12 +149,18 @@ class Engine:
                 self.store.put(resp, role=req.role, request_json=None)
                 if resp.ok:
                     self.stats.ok += 1
+                    self._consecutive_errors = 0
                 else:
+                    self._consecutive_errors += 1
+                    self.last_error = resp.error
                     errors += 1
                     self.stats.errors += 1
                     lab["errors"] += 1
                 if progress is not None:
                     progress.update(task, advance=1, errors=errors)
+                if self.abort_after and self._consecutive_errors >= self.abort_after and self.stats.ok == 0:
+                    raise EndpointDown(f"giving up after {self._consecutive_errors} failed requests in a row and "
+                                       f"none answered (replies stored so far are kept); last error: {resp.error}")
 
         try:
             await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(todo)))))

@@ -99,10 +99,11 @@ def build_backends(bench: Benchmark, s: RunSettings) -> dict[str, Backend]:
                         image_format=s.image_format, image_max_side=s.image_max_side, replay_model=s.replay_model,
                         seed=s.seed, answer_space=bench.answer_space)
     backends = {"model": make_backend(s.model, cfg)}
-    if s.judge_model:
+    judge = s.judge_model or bench.judge_spec()
+    if judge:
         jcfg = cfg.model_copy(update={"base_urls": s.judge_base_url, "api_key_env": s.judge_api_key_env,
                                       "replay_model": None})
-        backends["judge"] = make_backend(s.judge_model, jcfg)
+        backends["judge"] = make_backend(judge, jcfg)
     return backends
 
 
@@ -142,7 +143,7 @@ def run_benchmark(bench: Benchmark, settings: RunSettings, *, console=None) -> R
         "benchmark": bench.name, "lensbench_version": __version__, "python": platform.python_version(),
         "data_dir": str(data_dir.resolve()), "data_fingerprint": _fingerprint(samples), "n_samples": len(samples),
         "model_spec": s.model, "model_name": model_name, "model_fingerprint": backends["model"].fingerprint,
-        "judge_spec": s.judge_model, "judge_fingerprint": backends["judge"].fingerprint if "judge" in backends else None,
+        "judge_spec": s.judge_model or bench.judge_spec(), "judge_fingerprint": backends["judge"].fingerprint if "judge" in backends else None,
         "base_urls": s.base_url, "generation_overrides": s.overrides(), "seed": s.seed, "limit": s.limit,
         "options": bench.options.model_dump(mode="json"), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
@@ -152,7 +153,8 @@ def run_benchmark(bench: Benchmark, settings: RunSettings, *, console=None) -> R
         return await engine.run(requests, label)
 
     ctx = RunContext(run_dir=out, data_dir=data_dir, seed=s.seed, generate=_gen, has_judge="judge" in backends,
-                     model_name=model_name, param_overrides=s.overrides(), console=console)
+                     model_name=model_name, param_overrides=s.overrides(), console=console,
+                     image_max_side=s.image_max_side, image_format=s.image_format)
 
     async def _main():
         try:
@@ -174,9 +176,10 @@ def run_benchmark(bench: Benchmark, settings: RunSettings, *, console=None) -> R
     with (out / "samples.jsonl").open("w", encoding="utf-8") as fh:
         for r in records:
             fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+    first_error = next((r.get("error") for r in records if r.get("status") == "error"), None)
     result = RunResult(benchmark=bench.name, model=model_name, metrics=metrics, counts=counts,
                        options=bench.options.model_dump(mode="json"), complete=counts.get("n_error", 0) == 0,
-                       run_dir=str(out))
+                       run_dir=str(out), extra={"first_error": first_error} if first_error else {})
     _write_json(out / "result.json", result.to_json())
     manifest["counts"] = counts
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")

@@ -29,12 +29,18 @@ class RunContext:
         seed: the run seed (int).
         has_judge: whether a judge backend was configured (``--judge-model``).
         model_name: the evaluated model's display name.
+        image_max_side / image_format: how the model backend will re-encode images
+            (``--image-max-side`` px, ``--image-format``); benchmarks whose answers are in
+            pixels of the sent image must account for it.
     """
 
     def __init__(self, *, run_dir: Path, data_dir: Path, seed: int, generate, has_judge: bool,
-                 model_name: str, param_overrides: dict[str, Any] | None = None, console=None):
+                 model_name: str, param_overrides: dict[str, Any] | None = None, console=None,
+                 image_max_side: int | None = None, image_format: str = "jpeg"):
         self.run_dir = run_dir
         self._overrides = dict(param_overrides or {})
+        self.image_max_side = image_max_side
+        self.image_format = image_format
         self.data_dir = data_dir
         self.media_dir = run_dir / "media"
         self.media_dir.mkdir(parents=True, exist_ok=True)
@@ -144,6 +150,19 @@ class Benchmark(ABC):
     @abstractmethod
     def aggregate(self, records: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
         """``(metrics, counts)`` from the per-unit records (the paper's metrics, in percent)."""
+
+    def judge_spec(self) -> str | None:
+        """A judge backend spec given through a benchmark option (used when ``--judge-model`` is absent)."""
+        return None
+
+    def show(self, run_dir: Path, sample_id: str, out: Path | None = None) -> Path:
+        """Draw one scored sample of a finished run as a PNG; returns its path.
+
+        Raises ConfigError when the benchmark has no visual check.
+        """
+        from ..errors import ConfigError
+
+        raise ConfigError(f"'lensbench show' is not available for {self.name}")
 
     @abstractmethod
     def render(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:

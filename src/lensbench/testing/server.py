@@ -51,12 +51,16 @@ class FakeOpenAIServer:
             with content ``key``, or None to answer normally.
         stall_s: how long a ``"timeout"`` fault stalls (longer than the client's timeout).
         retry_after: the Retry-After header (seconds) sent with 429.
+        hold_after: once this many requests were answered, hold every further request
+            unanswered until :meth:`release` (lets a test kill a client while nothing is in
+            delivery).
         port: 0 = any free port.
     """
 
     def __init__(self, responder: Callable[[dict], str] | None = None, *, latency: float = 0.0,
                  fault_plan: Callable[[str, int], str | None] | None = None, stall_s: float = 5.0,
-                 retry_after: float = 0.05, port: int = 0, host: str = "127.0.0.1"):
+                 retry_after: float = 0.05, hold_after: int | None = None, port: int = 0,
+                 host: str = "127.0.0.1"):
         self.responder = responder or _default_responder
         self.latency = latency
         self.fault_plan = fault_plan
@@ -74,6 +78,14 @@ class FakeOpenAIServer:
         self._runner: web.AppRunner | None = None
         self._ready = threading.Event()
         self.keep_bodies = True
+        self.hold_after = hold_after
+        self._released: asyncio.Event | None = None
+
+    def release(self) -> None:
+        """Answer held requests and stop holding."""
+        self.hold_after = None
+        if self._loop is not None and self._released is not None:
+            self._loop.call_soon_threadsafe(self._released.set)
 
     @property
     def url(self) -> str:
@@ -118,6 +130,10 @@ class FakeOpenAIServer:
             return web.Response(text='{"choices": [{"message": ', content_type="application/json")
         if self.latency:
             await asyncio.sleep(self.latency)
+        if self.hold_after is not None and sum(self.answered.values()) >= self.hold_after:
+            await self._released.wait()
+        if request.transport is None or request.transport.is_closing():
+            raise asyncio.CancelledError()  # the client went away: nothing is delivered, nothing counted
         text = self.responder(body)
         with self._lock:
             self.answered[key] += 1
@@ -135,6 +151,7 @@ class FakeOpenAIServer:
         asyncio.set_event_loop(loop)
 
         async def start():
+            self._released = asyncio.Event()
             self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
             await self._runner.setup()
             site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)

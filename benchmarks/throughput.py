@@ -1,0 +1,118 @@
+"""Engine throughput against a local OpenAI-compatible server with fixed latency L.
+
+For concurrency C in {1, 8, 64, 256}: requests/s, its ratio to the ideal C/L, and the
+harness's CPU time per request (this process only; the server runs in its own process). Then
+memory as the run grows: peak traced Python memory while sending N and 4N requests at C = 64.
+Goal (issue 2): >= 0.95 of ideal at C = 64 with L = 200 ms; memory flat as the run grows.
+
+    python benchmarks/throughput.py [--latency 0.2] [--rounds 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import httpx
+
+from lensbench.backends.base import BackendConfig, make_backend
+from lensbench.engine import Engine
+from lensbench.store import RunStore
+from lensbench.types import Message, Request
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "lensbench.testing.server", "--port", str(port), "--latency",
+                             str(latency)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    for _ in range(200):
+        try:
+            httpx.get(url + "/models", timeout=0.5)
+            return proc, url
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("server did not start")
+
+
+def requests(n: int, tag: str) -> list[Request]:
+    return [Request(id=f"{tag}-{i}", messages=(Message.user(f"question {tag} {i}: answer yes or no"),)) for i in range(n)]
+
+
+async def run_once(url: str, c: int, n: int, tag: str, store_dir: Path) -> tuple[float, float]:
+    backend = make_backend("openai:bench", BackendConfig(base_urls=[url], timeout_s=60))
+    reqs = requests(n, tag)  # the benchmark's input, built before timing
+    with RunStore(store_dir) as store:
+        engine = Engine({"model": backend}, store, concurrency=c, progress=False)
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        got = await engine.run(reqs)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    await backend.aclose()
+    assert sum(r.ok for r in got.values()) == n, "some requests failed"
+    return wall, cpu
+
+
+async def run_raw(url: str, c: int, n: int) -> float:
+    """The same load with a bare aiohttp client and no engine: what the server + machine allow."""
+    import aiohttp
+
+    body = {"model": "bench", "messages": [{"role": "user", "content": [{"type": "text", "text": "q"}]}]}
+    it = iter(range(n))
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
+        async def worker():
+            for _ in it:
+                async with s.post(url + "/chat/completions", json=body) as r:
+                    await r.json()
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(c)))
+        return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--latency", type=float, default=0.2)
+    ap.add_argument("--rounds", type=int, default=8, help="requests per worker per measurement")
+    a = ap.parse_args()
+    proc, url = start_server(a.latency)
+    try:
+        print(f"server latency L = {a.latency * 1000:.0f} ms; {a.rounds} rounds per worker")
+        print(f"{'C':>5} {'N':>6} {'wall s':>8} {'req/s':>9} {'ideal C/L':>10} {'ratio':>7} {'CPU ms/req':>11} "
+              f"{'bare-client ratio':>18}")
+        with tempfile.TemporaryDirectory() as td:
+            asyncio.run(run_once(url, 8, 16, "warm", Path(td) / "warm"))
+            for c in (1, 8, 64, 256):
+                n = c * a.rounds
+                wall, cpu = asyncio.run(run_once(url, c, n, f"c{c}", Path(td) / f"c{c}"))
+                ideal = c / a.latency
+                raw = asyncio.run(run_raw(url, c, n))
+                print(f"{c:>5} {n:>6} {wall:>8.2f} {n / wall:>9.1f} {ideal:>10.1f} {n / wall / ideal:>7.3f} "
+                      f"{1000 * cpu / n:>11.3f} {n / raw / ideal:>18.3f}")
+            print("\nmemory as the run grows (C = 64, tracemalloc peak of the harness):")
+            for n in (1000, 4000):
+                tracemalloc.start()
+                asyncio.run(run_once(url, 64, n, f"mem{n}", Path(td) / f"mem{n}"))
+                _cur, peak = tracemalloc.get_traced_memory()
+                tracemalloc.stop()
+                print(f"  N = {n:>5}: peak {peak / 2**20:7.2f} MiB  ({peak / n / 1024:.2f} KiB per request)")
+    finally:
+        proc.terminate()
+        proc.wait(5)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,489 @@
+"""Video frame sampling with PyAV: indices by rule, seek-based decoding, short-side resize, disk cache.
+
+IV-Bench (SPEC §3; paper Sec. 4.1) feeds each model N uniformly sampled frames (default 32).
+The official loader (``video_bench/models/*.py`` of multimodal-art-projection/IV-Bench,
+``get_index``) takes the centre of each of N equal segments over the frame indices
+``[0, n_frames - 1]``; that is rule ``centers`` here. ``linspace`` (N evenly spaced indices
+including both ends) and ``fps:F`` (one frame every 1/F seconds) are alternatives.
+
+Decoding never runs through the whole file: for each target index (ascending) the reader seeks
+to the nearest keyframe at or before the target's timestamp and decodes forward only until the
+target; when the next target lies within one (observed) GOP of the current position it keeps
+decoding forward instead of seeking again. Frame indices are derived from presentation
+timestamps assuming a constant frame rate (``index = round((pts - start) * time_base * fps)``),
+which is also how decord (the official loader's reader) maps indices on CFR files.
+
+Frames are resized so that the short side equals the target (aspect kept, never upscaled),
+encoded as JPEG and cached on disk per ``(video, rule, N, resolution)``; several specs of one
+video (a sweep) share one decode of the union of their indices.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+__all__ = [
+    "VideoError",
+    "VideoInfo",
+    "FrameSpec",
+    "FrameSet",
+    "probe",
+    "parse_rule",
+    "centers_indices",
+    "linspace_indices",
+    "fps_indices",
+    "frame_indices",
+    "read_frames",
+    "decode_all",
+    "resize_short_side",
+    "FrameCache",
+]
+
+#: JPEG quality of cached frames (the transport re-encodes; keep generation loss small).
+JPEG_QUALITY = 95
+
+
+class VideoError(Exception):
+    """A video that cannot be opened or decoded (missing, corrupt, truncated). Names the file."""
+
+    def __init__(self, path: str | Path, message: str):
+        self.path = str(path)
+        super().__init__(f"{path}: {message}")
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    """Container facts of a video file.
+
+    Attributes:
+        n_frames: frames in the video stream (container header; estimated as
+            ``round(duration * fps)`` when the header has none).
+        fps: average frame rate (frames/s, > 0).
+        duration: seconds, the container (format) duration, as ``ffprobe -show_entries
+            format=duration`` reports it (what the official code puts into the prompt).
+        width, height: coded frame size in pixels.
+    """
+
+    path: str
+    n_frames: int
+    fps: float
+    duration: float
+    width: int
+    height: int
+
+
+def _open(path: str | Path):
+    import av
+
+    p = Path(path)
+    if not p.is_file():
+        raise VideoError(p, "video file not found")
+    try:
+        container = av.open(str(p))
+    except (av.FFmpegError, OSError, ValueError) as exc:
+        raise VideoError(p, f"cannot open video ({exc})") from None
+    if not container.streams.video:
+        container.close()
+        raise VideoError(p, "no video stream")
+    return container
+
+
+def _rate(stream) -> Fraction | None:
+    for r in (stream.average_rate, stream.guessed_rate, stream.base_rate):
+        if r:
+            return Fraction(r)
+    return None
+
+
+def _info_from(container, path: str | Path) -> VideoInfo:
+    stream = container.streams.video[0]
+    rate = _rate(stream)
+    if rate is None or rate <= 0:
+        raise VideoError(path, "video stream has no frame rate")
+    duration = None
+    if container.duration:
+        duration = container.duration / 1_000_000
+    elif stream.duration and stream.time_base:
+        duration = float(stream.duration * stream.time_base)
+    n = int(stream.frames or 0)
+    if n <= 0:
+        if not duration:
+            raise VideoError(path, "container gives neither a frame count nor a duration")
+        n = max(1, round(duration * float(rate)))
+    if not duration:
+        duration = n / float(rate)
+    cc = stream.codec_context
+    return VideoInfo(path=str(path), n_frames=n, fps=float(rate), duration=float(duration),
+                     width=int(cc.width or 0), height=int(cc.height or 0))
+
+
+def probe(path: str | Path) -> VideoInfo:
+    """Container facts of ``path`` without decoding. Raises :class:`VideoError`."""
+    container = _open(path)
+    try:
+        return _info_from(container, path)
+    finally:
+        container.close()
+
+
+# --------------------------------------------------------------------------- index rules
+_RULE_RE = re.compile(r"^(centers|linspace|fps:(\d+(?:\.\d+)?))$")
+
+
+def parse_rule(rule: str) -> tuple[str, float | None]:
+    """``("centers"|"linspace", None)`` or ``("fps", F)`` from a rule string.
+
+    Raises ValueError for anything else (message lists the accepted forms).
+    """
+    m = _RULE_RE.match(rule.strip())
+    if not m:
+        raise ValueError(f"unknown frame rule {rule!r}: use centers, linspace or fps:F (e.g. fps:1)")
+    if m.group(2):
+        f = float(m.group(2))
+        if f <= 0:
+            raise ValueError(f"frame rule {rule!r}: F must be > 0")
+        return "fps", f
+    return m.group(1), None
+
+
+def centers_indices(n_frames: int, num: int) -> list[int]:
+    """The official IV-Bench rule (``get_index`` of the official model wrappers, no bound).
+
+    ``max_frame = n_frames - 1``; ``seg = max_frame / num``; frame ``i`` (0-based, ``i < num``)
+    is ``int(seg / 2 + round_half_even(seg * i))``. Returns ``num`` indices in ``[0, n_frames-1]``
+    (repeats possible when ``num > n_frames``). Raises ValueError for ``num < 1`` or
+    ``n_frames < 1``.
+    """
+    if num < 1 or n_frames < 1:
+        raise ValueError(f"need num >= 1 and n_frames >= 1, got num={num}, n_frames={n_frames}")
+    seg = float(n_frames - 1) / num
+    return [int(seg / 2 + float(np.round(seg * i))) for i in range(num)]
+
+
+def linspace_indices(n_frames: int, num: int) -> list[int]:
+    """``num`` evenly spaced indices from 0 to ``n_frames - 1`` inclusive (round half to even)."""
+    if num < 1 or n_frames < 1:
+        raise ValueError(f"need num >= 1 and n_frames >= 1, got num={num}, n_frames={n_frames}")
+    return [int(v) for v in np.round(np.linspace(0, n_frames - 1, num))]
+
+
+def fps_indices(n_frames: int, video_fps: float, duration: float, sample_fps: float, cap: int | None = None) -> list[int]:
+    """One frame every ``1 / sample_fps`` seconds from t = 0: ``index_k = floor(k / sample_fps * video_fps)``.
+
+    ``k = 0 .. max(1, floor(duration * sample_fps)) - 1``, indices clipped to ``n_frames - 1``.
+    When ``cap`` is given and more frames result, ``cap`` of them are kept by
+    :func:`linspace_indices` over the list (so ``--frames`` bounds the count).
+    """
+    count = max(1, math.floor(duration * sample_fps + 1e-9))
+    idx = [min(n_frames - 1, int(math.floor(k / sample_fps * video_fps + 1e-9))) for k in range(count)]
+    if cap is not None and len(idx) > cap:
+        idx = [idx[j] for j in linspace_indices(len(idx), cap)]
+    return idx
+
+
+def frame_indices(rule: str, info: VideoInfo, num: int) -> list[int]:
+    """Indices of the frames to sample from a video described by ``info`` under ``rule``."""
+    kind, f = parse_rule(rule)
+    if kind == "centers":
+        return centers_indices(info.n_frames, num)
+    if kind == "linspace":
+        return linspace_indices(info.n_frames, num)
+    return fps_indices(info.n_frames, info.fps, info.duration, f, cap=num)
+
+
+# --------------------------------------------------------------------------- decoding
+def read_frames(path: str | Path, indices: Iterable[int], *, info: VideoInfo | None = None,
+                eof_tolerance_s: float = 1.0) -> dict[int, np.ndarray]:
+    """Decode the frames at ``indices`` by seeking: ``{index: HxWx3 uint8 RGB array}``.
+
+    For each target (ascending, de-duplicated) the reader seeks to the keyframe at or before the
+    target's timestamp and decodes forward to it, or keeps decoding forward when the target is
+    within one GOP of the current position (GOP length learnt while decoding: the largest
+    distance between keyframes seen, at least the frames decoded since the last keyframe), so a
+    file with sparse keyframes is not re-decoded from the same keyframe for every target. A target past the last decodable frame
+    by at most ``eof_tolerance_s`` seconds gets the last frame (container frame counts are
+    sometimes off by a frame or two); further is a truncated file.
+
+    Raises:
+        VideoError: the file is missing, cannot be opened, fails to decode, or ends before a
+            target (truncated); the message names the file.
+    """
+    import av
+
+    targets = sorted(set(int(i) for i in indices))
+    if not targets:
+        return {}
+    if targets[0] < 0:
+        raise ValueError(f"negative frame index {targets[0]}")
+    container = _open(path)
+    try:
+        if info is None:
+            info = _info_from(container, path)
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        tb = stream.time_base
+        rate = _rate(stream)
+        start = stream.start_time or 0
+        out: dict[int, np.ndarray] = {}
+        gen = None
+        cur = -1  # index of the last decoded frame (-1: none / after a seek)
+        gop = 0  # largest keyframe distance seen while decoding forward
+        last_key = None
+        last_frame = None
+        last_idx = -1
+
+        def index_of(frame, prev: int) -> int:
+            if frame.pts is None:
+                return prev + 1
+            return int(round(float((frame.pts - start) * tb * rate)))
+
+        def seek_to(idx: int, back: int = 0) -> None:
+            nonlocal gen, cur, last_key
+            t = max(0, idx - back)
+            pts = start + int(math.floor(t / rate / tb))
+            container.seek(pts, stream=stream, backward=True, any_frame=False)
+            gen = container.decode(stream)
+            cur = -1
+            last_key = None
+
+        for idx in targets:
+            # decode forward instead of seeking when the target is within one GOP: the largest
+            # keyframe distance seen, or (lower bound) the frames decoded since the last keyframe
+            span = max(gop, cur - last_key if (last_key is not None and cur >= 0) else 0)
+            if gen is None or idx <= cur or (idx - cur) > span:
+                back = 0
+                while True:
+                    seek_to(idx, back)
+                    try:
+                        frame = next(gen, None)
+                    except av.FFmpegError as exc:
+                        raise VideoError(path, f"decode failed near frame {idx} ({exc})") from None
+                    if frame is None:  # nothing after the seek point: handled as EOF below
+                        break
+                    fi = index_of(frame, -1)
+                    if fi > idx and idx - back > 0:
+                        # the demuxer landed after the target: seek further back
+                        back = max(2 * back, int(round(float(rate))), 1)
+                        continue
+                    cur, last_key = fi, fi
+                    last_frame, last_idx = frame, fi
+                    if fi >= idx:
+                        out[idx] = frame.to_ndarray(format="rgb24")
+                    break
+                if idx in out:
+                    continue
+            try:
+                for frame in gen:
+                    fi = index_of(frame, cur)
+                    if fi <= cur:  # repeated timestamp: keep counting forward
+                        fi = cur + 1
+                    cur = fi
+                    if frame.key_frame:
+                        if last_key is not None:
+                            gop = max(gop, fi - last_key)
+                        last_key = fi
+                    last_frame, last_idx = frame, fi
+                    if fi >= idx:
+                        out[idx] = frame.to_ndarray(format="rgb24")
+                        break
+            except av.FFmpegError as exc:
+                raise VideoError(path, f"decode failed before frame {idx} ({exc})") from None
+            if idx not in out:
+                if last_frame is not None and (idx - last_idx) <= max(1, eof_tolerance_s * float(rate)):
+                    out[idx] = last_frame.to_ndarray(format="rgb24")
+                    gen = None
+                    continue
+                raise VideoError(path, f"video ends before frame {idx} (last decodable frame "
+                                       f"{last_idx if last_idx >= 0 else 'none'}; container says "
+                                       f"{info.n_frames} frames): truncated or corrupt")
+        return out
+    except av.FFmpegError as exc:
+        raise VideoError(path, f"decode failed ({exc})") from None
+    finally:
+        container.close()
+
+
+def decode_all(path: str | Path) -> list[np.ndarray]:
+    """Every frame of the first video stream in decode order, as RGB arrays (tests, benchmarks).
+
+    Memory: ``n_frames * H * W * 3`` bytes. Raises :class:`VideoError`.
+    """
+    import av
+
+    container = _open(path)
+    try:
+        return [f.to_ndarray(format="rgb24") for f in container.decode(container.streams.video[0])]
+    except av.FFmpegError as exc:
+        raise VideoError(path, f"decode failed ({exc})") from None
+    finally:
+        container.close()
+
+
+def resize_short_side(img: Image.Image, short: int | None) -> Image.Image:
+    """``img`` scaled so its short side is ``short`` px (aspect kept, bicubic); never upscaled.
+
+    ``None`` or a target >= the short side returns ``img`` unchanged. The long side is
+    ``round(long * short / current_short)``.
+    """
+    if not short:
+        return img
+    w, h = img.size
+    s = min(w, h)
+    if short >= s:
+        return img
+    if w <= h:
+        size = (short, max(1, round(h * short / w)))
+    else:
+        size = (max(1, round(w * short / h)), short)
+    return img.resize(size, Image.Resampling.BICUBIC)
+
+
+# --------------------------------------------------------------------------- cache
+@dataclass(frozen=True)
+class FrameSpec:
+    """What to sample: ``rule`` (see :func:`parse_rule`), ``num`` frames, ``resolution`` = target
+    short side in px (``None`` = native)."""
+
+    rule: str = "centers"
+    num: int = 32
+    resolution: int | None = None
+
+    @property
+    def key(self) -> str:
+        """Folder name of this spec in the cache, e.g. ``centers_n32_r360``."""
+        return f"{self.rule.replace(':', '')}_n{self.num}_r{self.resolution or 'native'}"
+
+
+@dataclass
+class FrameSet:
+    """Sampled frames of one video under one spec: JPEG ``paths`` in time order, their
+    ``indices``, and the video's ``duration`` (s), ``n_frames``, ``fps``, native ``size``
+    (w, h) and the frames' ``frame_size`` (w, h)."""
+
+    paths: list[Path]
+    indices: list[int]
+    duration: float
+    n_frames: int
+    fps: float
+    size: tuple[int, int]
+    frame_size: tuple[int, int]
+    cached: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+class FrameCache:
+    """On-disk cache of sampled frames: ``root/<video stem>-<id hash>/<spec key>/frame_NNN.jpg``.
+
+    The id hash covers the video's absolute path, size and modification time, so a replaced
+    file is decoded again. ``meta.json`` beside the frames holds indices and video facts; a
+    folder counts as cached only when ``meta.json`` and every frame exist. Thread-safe per
+    video (one lock per video file).
+    """
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+        self.decodes = 0  # number of videos actually decoded (for tests / reports)
+
+    def video_dir(self, video: str | Path) -> Path:
+        """The cache folder of one video file. Raises VideoError when it is missing."""
+        p = Path(video)
+        try:
+            st = p.stat()
+        except FileNotFoundError:
+            raise VideoError(p, "video file not found") from None
+        h = hashlib.sha256(f"{p.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:12]
+        return self.root / f"{p.stem}-{h}"
+
+    def _lock(self, key: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+    @staticmethod
+    def _load(d: Path) -> FrameSet | None:
+        meta = d / "meta.json"
+        if not meta.is_file():
+            return None
+        try:
+            m = json.loads(meta.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            return None
+        paths = [d / n for n in m["files"]]
+        if not all(p.is_file() for p in paths):
+            return None
+        return FrameSet(paths=paths, indices=m["indices"], duration=m["duration"], n_frames=m["n_frames"], fps=m["fps"],
+                        size=tuple(m["size"]), frame_size=tuple(m["frame_size"]), cached=True, notes=m.get("notes", []))
+
+    def get(self, video: str | Path, spec: FrameSpec) -> FrameSet:
+        """Frames of ``video`` under ``spec`` (decoded and written on a miss). Raises VideoError."""
+        return self.get_many(video, [spec])[spec]
+
+    def get_many(self, video: str | Path, specs: Sequence[FrameSpec]) -> dict[FrameSpec, FrameSet]:
+        """Frames of ``video`` for several specs, decoding the union of their missing indices once.
+
+        Returns ``{spec: FrameSet}``. Raises :class:`VideoError` (missing, corrupt, truncated).
+        """
+        vdir = self.video_dir(video)
+        with self._lock(str(vdir)):
+            result: dict[FrameSpec, FrameSet] = {}
+            missing: list[FrameSpec] = []
+            for s in dict.fromkeys(specs):
+                got = self._load(vdir / s.key)
+                if got is None:
+                    missing.append(s)
+                else:
+                    result[s] = got
+            if not missing:
+                return result
+            info = probe(video)
+            if info.duration <= 0 or info.n_frames <= 0:
+                raise VideoError(video, "video has no frames")
+            wanted = {s: frame_indices(s.rule, info, s.num) for s in missing}
+            union = sorted({i for idx in wanted.values() for i in idx})
+            frames = read_frames(video, union, info=info)
+            self.decodes += 1
+            images: dict[int, Image.Image] = {}
+            for s in missing:
+                d = vdir / s.key
+                vdir.mkdir(parents=True, exist_ok=True)
+                tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=vdir))
+                files = []
+                fsize = (info.width, info.height)
+                resized: dict[int, Image.Image] = {}
+                for j, i in enumerate(wanted[s]):
+                    if i not in resized:
+                        if i not in images:
+                            images[i] = Image.fromarray(frames[i])
+                        resized[i] = resize_short_side(images[i], s.resolution)
+                    im = resized[i]
+                    fsize = im.size
+                    name = f"frame_{j:03d}.jpg"
+                    im.save(tmp / name, "JPEG", quality=JPEG_QUALITY)
+                    files.append(name)
+                meta = {"video": str(video), "spec": {"rule": s.rule, "num": s.num, "resolution": s.resolution},
+                        "indices": wanted[s], "files": files, "duration": info.duration, "n_frames": info.n_frames,
+                        "fps": info.fps, "size": [info.width, info.height], "frame_size": list(fsize)}
+                (tmp / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+                if d.exists():
+                    shutil.rmtree(d)
+                os.replace(tmp, d)
+                result[s] = FrameSet(paths=[d / n for n in files], indices=wanted[s], duration=info.duration,
+                                     n_frames=info.n_frames, fps=info.fps, size=(info.width, info.height),
+                                     frame_size=tuple(fsize), cached=False)
+            return result

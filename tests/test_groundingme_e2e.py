@@ -1,0 +1,139 @@
+"""GroundingME end to end through the real CLI, engine, store and HTTP backend (FakeOpenAIServer):
+``lensbench run groundingme`` with downscaling and rel1000 boxes, a resumed run, best-of-N with a
+text judge, and ``lensbench groundingme show``."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("skimage")
+from PIL import Image
+from typer.testing import CliRunner
+
+from lensbench.cli import app
+from lensbench.testing.server import FakeOpenAIServer
+
+from test_groundingme import ITEMS, fixture_dir  # noqa: F401  (module-scoped fixture)
+
+GT = {f"the object of {sid}": box for sid, _, _, _, box, _ in ITEMS}
+SIZES = {}
+
+
+def _parts(body):
+    content = body["messages"][-1]["content"]
+    if isinstance(content, str):
+        return None, content
+    img = text = None
+    for p in content:
+        if p.get("type") == "image_url":
+            img = p["image_url"]["url"]
+        elif p.get("type") == "text":
+            text = p["text"]
+    return img, text
+
+
+def responder(body: dict) -> str:
+    img, text = _parts(body)
+    if text.startswith("# Role and Task") and "[Full Content of Response A]" in text:
+        a = text.split("[Full Content of Response A]")[1].split("[Full Content of Response B]")[0]
+        return "\\boxed{A}" if "careful" in a else "\\boxed{B}"
+    desc = text.split("describes:\n")[1].split("\n")[0]
+    box = GT[desc]
+    im = Image.open(io.BytesIO(base64.b64decode(img.split(",", 1)[1])))
+    SIZES[desc] = im.size
+    seed = body.get("seed")
+    if seed is not None and seed % 2 == 1:  # best-of-N: odd seeds answer badly
+        return "<think>hasty</think>" + json.dumps({"bbox_2d": [0, 0, 5, 5]})
+    if box is None:
+        return '<think>careful: no such thing</think>{"bbox_2d": null}'
+    # the original size is encoded in ITEMS; recover it from the description's item
+    sid = desc.rsplit(" ", 1)[1]
+    ow, oh = _orig_size(sid)
+    rel = [round(box[0] / ow * 1000), round(box[1] / oh * 1000), round(box[2] / ow * 1000), round(box[3] / oh * 1000)]
+    return "<think>careful look</think>```json\n" + json.dumps({"bbox_2d": rel}) + "\n```"
+
+
+def _orig_size(sid):
+    from skimage import data as skdata
+
+    for s, photo, *_rest, size in ITEMS:
+        if s == sid:
+            if size:
+                return size
+            a = getattr(skdata, photo)()
+            return a.shape[1], a.shape[0]
+    raise KeyError(sid)
+
+
+def test_cli_run_show_and_resume(fixture_dir, tmp_path):  # noqa: F811
+    runner = CliRunner()
+    out = tmp_path / "run"
+    with FakeOpenAIServer(responder=responder) as srv:
+        args = ["run", "groundingme", "--data-dir", str(fixture_dir / "hf"), "--model", "openai:fake",
+                "--base-url", srv.url, "--out", str(out), "--bbox-format", "rel1000", "--max-pixels", "1000000",
+                "--format", "json"]
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, res.output
+        n_first = sum(srv.answered.values())
+        result = json.loads((out / "result.json").read_text())
+        assert result["metrics"]["Acc@0.5"]["Total"] == 100.0
+        assert result["counts"]["n"] == 6 and result["counts"]["n_unparseable"] == 0
+        # the 3000x2000 image was downscaled to the 1 Mpx budget before sending
+        w, h = SIZES["the object of gm-5"]
+        assert w * h <= 1_000_000 and w > 1000
+        # resume: nothing is sent again
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, res.output
+        assert sum(srv.answered.values()) == n_first
+    res = runner.invoke(app, ["groundingme", "show", str(out), "--id", "gm-5"])
+    assert res.exit_code == 0, res.output
+    png = Path(res.output.strip().splitlines()[-1])
+    assert png.is_file() and Image.open(png).size == (w, h)
+
+
+def test_cli_best_of_n_text_judge(fixture_dir, tmp_path):  # noqa: F811
+    runner = CliRunner()
+    out = tmp_path / "bon"
+    with FakeOpenAIServer(responder=responder) as srv:
+        res = runner.invoke(app, ["run", "groundingme", "--data-dir", str(fixture_dir / "hf"), "--model", "openai:fake",
+                                  "--base-url", srv.url, "--judge-model", "openai:judge", "--judge-base-url", srv.url,
+                                  "--out", str(out), "--bbox-format", "rel1000", "--best-of", "4", "--judge", "text",
+                                  "--with-paper"])
+        assert res.exit_code == 0, res.output
+    result = json.loads((out / "result.json").read_text())
+    m = result["metrics"]
+    # seeds 0..3: two good (even) and two bad (odd) samples per item
+    assert m["BoN average"]["Total"] == 50.0
+    assert m["BoN selected"]["Total"] == 100.0 and m["BoN oracle"]["Total"] == 100.0
+    assert result["counts"]["judge_matches"] == 6 * 3 and result["counts"]["judge_fallbacks"] == 0
+    assert "Judge-selected" in res.output and "Deepseek-R1" in res.output
+
+
+def test_cli_negatives(tmp_path):
+    src = tmp_path / "refcocog.jsonl"
+    with src.open("w") as fh:
+        for i in range(12):
+            fh.write(json.dumps({"ann_id": i, "bbox": [1, 2, 30, 40], "sentence": f"a man in a red shirt {i}"}) + "\n")
+
+    def edit(body):
+        text = body["messages"][-1]["content"]
+        text = text if isinstance(text, str) else next(p["text"] for p in text if p.get("type") == "text")
+        orig = text.split("Original description: ")[1].split("\n")[0]
+        return "<think>change the colour</think>" + json.dumps({"description": orig.replace("red", "green")})
+
+    out = tmp_path / "mix.jsonl"
+    with FakeOpenAIServer(responder=edit) as srv:
+        res = CliRunner().invoke(app, ["groundingme", "negatives", "--source", str(src), "--llm", "openai:editor",
+                                       "--base-url", srv.url, "--ratio", "1:2", "--total", "9", "--seed", "1",
+                                       "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    mix = [json.loads(line) for line in out.read_text().splitlines()]
+    negs = [m for m in mix if m["label"] == "negative"]
+    assert len(mix) == 9 and len(negs) == 3
+    assert all(n["bbox"] is None and "green shirt" in n["description"] and "red" in n["source_description"]
+               for n in negs)

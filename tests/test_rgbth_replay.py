@@ -1,0 +1,109 @@
+"""RGB-Th-Bench scored on real recorded replies (GLM-4.5V, SmolVLM2), against an independent count."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from lensbench.benchmarks.rgbth import RGBThBench
+from lensbench.runner import RunSettings, run_benchmark
+
+PAPER_SKILLS_BY_GROUP = {
+    "RGB-Txt": ["Scene Understanding", "Detailed Object Presence", "Instance Attributes",
+                "Instance Location w.r.t. Image", "Instance Spatial Relation", "Instance Counting",
+                "Instance Interaction"],
+    "RGB-Th-Txt": ["Temperature to Color Mapping Understanding", "RGB-Thermal-Heatmap Alignment",
+                   "Instance Thermal Attribute", "Relative Thermal Attribute", "Warmest Areas Detection",
+                   "Coldest Areas Detection", "Risk and Anomaly Detection"],
+}
+
+
+def independent_scores(data_dir: Path, replies_file: Path):
+    """Count QAcc/SAcc from the release's questions.json files and the raw replies, by hand."""
+    replies = defaultdict(list)
+    for r in json.loads(replies_file.read_text()):
+        scene = "/".join(r["file"].replace("\\", "/").split("/")[:2])
+        replies[(scene, r["skill"], r["question"].strip())].append(r["vlm_response_raw"])
+    q_ok = defaultdict(lambda: [0, 0])
+    u_ok = defaultdict(lambda: [0, 0])
+    fails = 0
+    for f in sorted(data_dir.glob("*/*/questions.json")):
+        scene = f"{f.parent.parent.name}/{f.parent.name}"
+        for item in json.loads(f.read_text())["data"]:
+            skill = item["skill_type"]
+            if not any(skill in v for v in PAPER_SKILLS_BY_GROUP.values()):
+                continue
+            all_right = True
+            for qa in item["QAs"]:
+                raw = replies[(scene, skill, qa["question"].strip())][0]
+                raw = raw.replace("<|begin_of_box|>", "").replace("<|end_of_box|>", "")
+                words = re.findall(r"[a-z]+", raw.lower())
+                ans = next((w for w in words if w in ("yes", "no")), None)
+                fails += ans is None
+                right = ans is not None and ans == qa["answer"].lower()
+                q_ok[skill][0] += right
+                q_ok[skill][1] += 1
+                all_right &= right
+            u_ok[skill][0] += all_right
+            u_ok[skill][1] += 1
+    out = {}
+    for metric, tab in (("QAcc", q_ok), ("SAcc", u_ok)):
+        per = {s: 100 * a / n for s, (a, n) in tab.items()}
+        groups = {g: sum(per[s] for s in ss) / len(ss) for g, ss in PAPER_SKILLS_BY_GROUP.items()}
+        groups["Overall"] = sum(per.values()) / len(per)
+        out[metric] = groups
+    return out, fails
+
+
+@pytest.mark.parametrize("fname", ["benchmark_results_GLM.json", "benchmark_results_smolvlm2_2_2B_instruct.json"])
+def test_replay_equals_independent_count(rgbth_data, tmp_path, fname):
+    replies = rgbth_data.parent.parent / fname
+    expected, fails = independent_scores(rgbth_data, replies)
+    res = run_benchmark(RGBThBench(), RunSettings(model=f"replay:{replies}", out=tmp_path / "run",
+                                                  data_dir=rgbth_data, progress=False))
+    assert res.complete and res.counts["n"] == 1624 and res.counts["n_error"] == 0
+    assert res.counts["n_unparseable"] == fails
+    for metric in ("QAcc", "SAcc"):
+        for col in ("RGB-Txt", "RGB-Th-Txt", "Overall"):
+            assert res.metrics[metric][col] == pytest.approx(expected[metric][col], abs=1e-9), (metric, col)
+    # the per-sample log keeps the raw reply (GLM box tokens included)
+    first = json.loads((tmp_path / "run" / "samples.jsonl").read_text().splitlines()[0])
+    assert "reply" in first and first["status"] in ("correct", "wrong", "unparseable")
+
+
+def test_recorded_error_reply_is_never_scored(rgbth_data, tmp_path):
+    """gemini-2.5-pro's file holds one 'Error: 500 INTERNAL' reply: it must be an error, not an answer."""
+    replies = rgbth_data.parent.parent / "benchmark_results_google.json"
+    res = run_benchmark(RGBThBench(), RunSettings(model=f"replay:{replies}", replay_model="gemini-2.5-pro",
+                                                  out=tmp_path / "g", data_dir=rgbth_data, progress=False))
+    raw = [r for r in json.loads(replies.read_text()) if r["model"] == "gemini-2.5-pro"
+           and r["vlm_response_raw"].startswith("Error:")]
+    assert len(raw) == 1
+    assert res.counts["n_error"] == 1 and not res.complete
+    assert res.counts["n"] == 1623 and res.counts["n_units_missing"] == 1
+    recs = [json.loads(x) for x in (tmp_path / "g" / "samples.jsonl").read_text().splitlines()]
+    err = [r for r in recs if r["status"] == "error"]
+    assert len(err) == 1 and err[0]["question"] == raw[0]["question"].strip()
+
+
+def test_multi_model_file_needs_replay_model(rgbth_data, tmp_path):
+    from lensbench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--replay-model"):
+        run_benchmark(RGBThBench(), RunSettings(model=f"replay:{rgbth_data.parent.parent / 'benchmark_results_aliyun.json'}",
+                                                out=tmp_path / "x", data_dir=rgbth_data, progress=False))
+
+
+def test_extra_skills_are_opt_in(rgbth_data, tmp_path):
+    b = RGBThBench(RGBThBench.Options(include_extra_skills=True))
+    res = run_benchmark(b, RunSettings(model="constant:No", out=tmp_path / "c", data_dir=rgbth_data, progress=False))
+    assert res.counts["n"] == 1856
+    assert "NumText" in res.metrics["QAcc"] and "NonNumText" in res.metrics["QAcc"]
+    # group and Overall scores stay over the paper's 14 skills
+    fourteen = [v for k, v in res.metrics["QAcc"].items() if k not in ("Overall", "RGB-Txt", "RGB-Th-Txt", "NumText", "NonNumText")]
+    assert len(fourteen) == 14
+    assert res.metrics["QAcc"]["Overall"] == pytest.approx(sum(fourteen) / 14)
