@@ -500,3 +500,12 @@ def test_render_table2_with_paper_and_multi_run_features():
     assert "| Corr (paper) | 0.76 |" in md
     csv = IFBench().render(rs[:1], "csv")
     assert csv.splitlines()[0] == "Model,Avg,SU,IT,VC,TL,SRU,OC,TFU,AR,TFR,CR"
+
+
+def test_constant_answer_scores_exactly_25_under_circular_evaluation(bench_json, images, tmp_path):
+    """Each original option sits in slot A in exactly one of the 4 rotations, so 'always A' scores 1/4
+    on every question (soft) and 0 strict, in every dimension and language."""
+    res = run_benchmark(IFBench(IFBench.Options(image_dir=str(images))),
+                        RunSettings(model="constant:A", data_dir=bench_json, out=tmp_path / "c", progress=False))
+    assert all(v == pytest.approx(25.0) for v in res.metrics["Score"].values())
+    assert all(v == 0.0 for v in res.metrics["Strict"].values())

@@ -199,3 +199,4 @@ def load_result(run_dir: str | Path) -> RunResult:
         return RunResult.from_json(json.loads(p.read_text(encoding="utf-8")))
     except (json.JSONDecodeError, KeyError) as exc:
         raise ConfigError(f"{p}: unreadable result ({exc})") from None
+

@@ -1418,7 +1418,7 @@ async def build_negatives(items: list[dict[str, Any]], generate, *, seed: int = 
 
     The attribute type (Appearance / Component / Text / State) is drawn per item by
     ``random.Random(seed)``; ``generate(requests) -> {id: StoredResponse}`` sends the requests
-    (the engine's ``ctx.generate`` or :func:`_direct_generate`). Returns negatives: the item with
+    (the engine's ``ctx.generate`` or :func:`_engine_generate`). Returns negatives: the item with
     the edited ``description``, ``bbox: null``, ``source_description``, ``negative_type``;
     items whose edit failed or came back unchanged are skipped (``skipped`` counts in the caller)."""
     import random
@@ -1445,29 +1445,16 @@ async def build_negatives(items: list[dict[str, Any]], generate, *, seed: int = 
     return negs
 
 
-def _direct_generate(backend, concurrency: int = 8):
-    """A ``generate`` for :func:`build_negatives` that calls ``backend`` directly (no store)."""
-    from ..errors import TransportError
+def _engine_generate(backend, store_dir: Path, concurrency: int = 8):
+    """``generate(requests)`` through the engine with a run store in ``store_dir`` (cached,
+    deduplicated, retried, resumable): a re-run of ``negatives`` sends only what is missing."""
+    from ..engine import Engine
+    from ..store import RunStore
 
     async def gen(reqs: list[Request]) -> dict[str, StoredResponse]:
-        sem = asyncio.Semaphore(concurrency)
-
-        async def one(rq: Request) -> StoredResponse:
-            async with sem:
-                for attempt in range(3):
-                    try:
-                        c = await backend.generate(rq)
-                        return StoredResponse(key="", request_id=rq.id, status="ok", text=c.text, reasoning=c.reasoning,
-                                              attempts=attempt + 1)
-                    except TransportError as exc:
-                        err = str(exc)
-                        if not exc.retryable:
-                            break
-                        await asyncio.sleep(min(8.0, 0.5 * 2 ** attempt))
-                return StoredResponse(key="", request_id=rq.id, status="error", text=None, error=err)
-
-        res = await asyncio.gather(*(one(r) for r in reqs))
-        return {r.request_id: r for r in res}
+        with RunStore(store_dir) as store:
+            engine = Engine({"model": backend}, store, concurrency=concurrency, progress=False)
+            return await engine.run(reqs, "negatives")
 
     return gen
 
@@ -1513,7 +1500,8 @@ if typer is not None:
 
         async def main():
             try:
-                return await build_negatives(items, _direct_generate(backend, concurrency), seed=seed)
+                return await build_negatives(items, _engine_generate(backend, out.with_name(out.name + '.cache'), concurrency),
+                                             seed=seed)
             finally:
                 await backend.aclose()
 
