@@ -136,7 +136,7 @@ def main() -> None:
                             "--repeats", str(a.repeats)], capture_output=True, text=True, check=True)
         results.append(json.loads(r.stdout.strip().splitlines()[-1]))
     ref = next((r["ms"] for r in results if r["method"] == "decode-all"), None)
-    print(f"\n| method | ms per video | x faster than decode-all | peak RSS (MB) | peak - baseline (MB) |")
+    print("\n| method | ms per video | x faster than decode-all | peak RSS (MB) | peak - baseline (MB) |")
     print("|---|---|---|---|---|")
     for r in results:
         speed = f"{ref / r['ms']:.1f}" if ref else "-"

@@ -53,14 +53,19 @@ def requests(n: int, tag: str) -> list[Request]:
     return [Request(id=f"{tag}-{i}", messages=(Message.user(f"question {tag} {i}: answer yes or no"),)) for i in range(n)]
 
 
-async def run_once(url: str, c: int, n: int, tag: str, store_dir: Path) -> tuple[float, float]:
+async def run_once(url: str, c: int, n: int, tag: str, store_dir: Path, mem: dict | None = None) -> tuple[float, float]:
     backend = make_backend("openai:bench", BackendConfig(base_urls=[url], timeout_s=60))
     reqs = requests(n, tag)  # the benchmark's input, built before timing
+    if mem is not None:
+        tracemalloc.start()
     with RunStore(store_dir) as store:
         engine = Engine({"model": backend}, store, concurrency=c, progress=False)
         cpu0, t0 = time.process_time(), time.perf_counter()
         got = await engine.run(reqs)
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        if mem is not None:
+            mem["results"], mem["peak"] = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
     await backend.aclose()
     assert sum(r.ok for r in got.values()) == n, "some requests failed"
     return wall, cpu
@@ -102,13 +107,13 @@ def main() -> None:
                 raw = asyncio.run(run_raw(url, c, n))
                 print(f"{c:>5} {n:>6} {wall:>8.2f} {n / wall:>9.1f} {ideal:>10.1f} {n / wall / ideal:>7.3f} "
                       f"{1000 * cpu / n:>11.3f} {n / raw / ideal:>18.3f}")
-            print("\nmemory as the run grows (C = 64, tracemalloc peak of the harness):")
-            for n in (1000, 4000):
-                tracemalloc.start()
-                asyncio.run(run_once(url, 64, n, f"mem{n}", Path(td) / f"mem{n}"))
-                _cur, peak = tracemalloc.get_traced_memory()
-                tracemalloc.stop()
-                print(f"  N = {n:>5}: peak {peak / 2**20:7.2f} MiB  ({peak / n / 1024:.2f} KiB per request)")
+            print("\nmemory as the run grows (C = 64; tracemalloc, requests built before):")
+            print(f"{'N':>7} {'returned replies MiB':>21} {'engine working set MiB':>23} {'peak MiB':>9}")
+            for n in (1000, 4000, 16000):
+                mem: dict = {}
+                asyncio.run(run_once(url, 64, n, f"mem{n}", Path(td) / f"mem{n}", mem))
+                print(f"{n:>7} {mem['results'] / 2**20:>21.2f} {(mem['peak'] - mem['results']) / 2**20:>23.2f} "
+                      f"{mem['peak'] / 2**20:>9.2f}")
     finally:
         proc.terminate()
         proc.wait(5)

@@ -384,6 +384,7 @@ def test_parser_path_against_local_server(bench_json, raw, images, tmp_path):
     assert res_exact.counts["n_unparseable"] == 48 - kinds["exact"]
     assert "exact match only" in IFBench().render([res_exact])
     # official first-char: "Answer: X" is read as "A"
+    assert res_off.counts["judge_mode"] == "official-first-char" and res_off.counts["n_first_char"] > 0
     off = [json.loads(x) for x in (tmp_path / "off" / "samples.jsonl").read_text().splitlines()]
     for r in off:
         if r["reply"].startswith("Answer:"):

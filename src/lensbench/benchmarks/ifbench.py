@@ -41,7 +41,6 @@ Protocol (SPEC §1; paper Sec. 3.3, Sec. 4.1, Appendix B and D; official code
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import defaultdict
 from collections.abc import Sequence
@@ -786,11 +785,13 @@ class IFBench(Benchmark):
                          "mean of languages; " + "; ".join(notes) + "\n")
         paper2 = {_norm_name(p["model"]): p for p in paper_table("table2")["rows"]}
         rows = []
+        shown: set[str] = set()
         for r in results:
             rows.append([self._label(r)] + [r.metrics["Score"].get(c) for c in COLUMNS])
             if with_paper:
                 p = paper2.get(_norm_name(r.model))
-                if p is not None:
+                if p is not None and p["model"] not in shown:  # once per model (the paper's row is vanilla IF)
+                    shown.add(p["model"])
                     rows.append([f"{p['model']} (paper)"] + [p[c] for c in COLUMNS])
         if with_paper and not any(paper2.get(_norm_name(r.model)) for r in results):
             rows += [[f"{p['model']} (paper)"] + [p[c] for c in COLUMNS] for p in paper_table("table2")["rows"]]
