@@ -95,7 +95,10 @@ class Unit:
 
 @register
 class RGBThBench(Benchmark):
-    """RGB-Th-Bench runner (see the module docstring for the protocol)."""
+    """RGB-Th-Bench: 1,624 yes/no questions on 29 RGB-thermal pairs; QAcc / SAcc (Table 3).
+
+    See the module docstring for the protocol.
+    """
 
     name = "rgb-th-bench"
     title = "RGB-Th-Bench"
