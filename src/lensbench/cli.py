@@ -103,8 +103,8 @@ def _make_run_command(bench_cls: type[bench_base.Benchmark]):
             options = bench_cls.Options(**{k: v for k, v in kwargs.items() if v is not None})
         except ValidationError as exc:
             _fail(_validation_message(exc))
-        bench = bench_cls(options)
         try:
+            bench = bench_cls(options)
             result = run_benchmark(bench, settings, console=console)
         except LensbenchError as exc:
             _fail(str(exc))

@@ -72,7 +72,7 @@ def register_backend(prefix: str, help: str = ""):
 
 
 def _load_builtin() -> None:
-    from . import baselines, openai_compat, replay  # noqa: F401  (registration side effects)
+    from . import baselines, llamacpp, openai_compat, replay  # noqa: F401  (registration side effects)
 
 
 def make_backend(spec: str, config: BackendConfig | None = None) -> Backend:

@@ -109,6 +109,10 @@ class GOBench(Benchmark):
         prompt_style: str = Field(default="official", description="official (authors' JSON critic prompt, text then "
                                   "image) or vlmevalkit (VLMEvalKit SYS + TSV question, image first)")
         delta_max: float = Field(default=DELTA_MAX, gt=0, description="SPS maximum permissible difference (paper: 0.5)")
+        layout: str = Field(default="release", description="release (<category>/<N.M>.png, 999 images) or scenario "
+                            "(<category>/<N>.png, one image per scenario as 'lensbench gobench generate' writes)")
+        ratings_generator: Optional[str] = Field(default=None, description="use only this generator's ratings from a "
+                                                 "ratings file that holds several")
         categories: Optional[str] = Field(default=None, description="comma-separated categories to keep "
                                           "(direct_light_images,reflect_light_images,refracted_light_images)")
 
@@ -133,7 +137,19 @@ class GOBench(Benchmark):
         images_dir = Path(o.images_dir) if o.images_dir else None
         if images_dir is not None and not images_dir.is_dir():
             raise DataError(images_dir, "--images-dir is not a folder")
+        if o.layout not in ("release", "scenario"):
+            raise ConfigError(f"--layout must be release or scenario, got {o.layout!r}")
         records = load_records(path, images_dir)
+        if o.layout == "scenario":
+            base = images_dir or path.parent
+            reps = {}
+            for r in records:
+                if r.scenario not in reps:
+                    img = f"{r.scenario}.png"
+                    p = base / img
+                    reps[r.scenario] = replace(r, index=r.scenario.replace("/", "_"), image=img, variant="",
+                                               image_path=str(p) if p.is_file() else None)
+            records = list(reps.values())
         n_all = len(records)
         if o.categories:
             keep = {c.strip() for c in o.categories.split(",") if c.strip()}
@@ -147,7 +163,7 @@ class GOBench(Benchmark):
 
             hp = Path(o.human_ratings)
             cache = Path(o.image_cache) if o.image_cache else hp.parent / "GOBench_images"
-            gt, qs, imgs, unmatched = load_human_gt(hp, records, image_cache=cache)
+            gt, qs, imgs, unmatched = load_human_gt(hp, records, image_cache=cache, generator=o.ratings_generator)
             records = [replace(r, gt=gt.get(r.index), tsv_question=qs.get(r.index),
                                image_path=r.image_path or imgs.get(r.index)) for r in records]
             info.update(human_ratings=str(hp), n_gt=sum(r.gt is not None for r in records),

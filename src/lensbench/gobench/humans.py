@@ -64,6 +64,7 @@ class RatingRow:
     aesthetics: float | None
     fidelity: float | None
     generator: str | None = None
+    record: str | None = None
 
 
 # --------------------------------------------------------------------------- ratings DB
@@ -143,7 +144,7 @@ class RatingsDB:
             gen, rec = meta.get(item, (None, None))
             answers = tuple(fs.get(q) for q in QFIELDS)
             auth = authenticity_score(answers) if all(a is not None for a in answers) else None  # type: ignore[arg-type]
-            out.append(RatingRow(key=rec or item, rater=rater, answers=answers, authenticity=auth,
+            out.append(RatingRow(key=item, record=rec, rater=rater, answers=answers, authenticity=auth,
                                  aesthetics=float(fs["aesthetics"]) if "aesthetics" in fs else None,
                                  fidelity=float(fs["fidelity"]) if "fidelity" in fs else None, generator=gen))
         return out
@@ -153,9 +154,9 @@ class RatingsDB:
         rows = self.rows()
         with Path(path).open("w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh)
-            w.writerow(["index", "generator", "rater", *QFIELDS, "authenticity", "aesthetics", "fidelity"])
+            w.writerow(["index", "item", "generator", "rater", *QFIELDS, "authenticity", "aesthetics", "fidelity"])
             for r in rows:
-                w.writerow([r.key, r.generator or "", r.rater, *r.answers, r.authenticity, int(r.aesthetics or 0),
+                w.writerow([r.record or r.key, r.key, r.generator or "", r.rater, *r.answers, r.authenticity, int(r.aesthetics or 0),
                             int(r.fidelity or 0)])
         return len(rows)
 
@@ -197,7 +198,8 @@ def read_rating_rows(path: str | Path) -> list[RatingRow]:
     delim = "\t" if path.suffix.lower() == ".tsv" or text.split("\n", 1)[0].count("\t") > text.split("\n", 1)[0].count(",") else ","
     reader = csv.DictReader(text.splitlines(), delimiter=delim)
     cols = {c.strip().lower(): c for c in (reader.fieldnames or [])}
-    key_col = next((cols[c] for c in ("index", "image", "item", "record_index") if c in cols), None)
+    key_col = next((cols[c] for c in ("item", "image", "index", "record_index") if c in cols), None)
+    rec_col = next((cols[c] for c in ("index", "record_index") if c in cols), None)
     if key_col is None:
         raise DataError(path, f"needs an 'index' or 'image' column; has {list(cols)}", field="index")
     dim_cols = {d: next((cols[a] for a in al if a in cols), None) for d, al in _ALIASES.items()}
@@ -231,7 +233,8 @@ def read_rating_rows(path: str | Path) -> list[RatingRow]:
                             str(dim_cols["aesthetics"]), line),
             fidelity=_num(row.get(dim_cols["fidelity"]) if dim_cols["fidelity"] else None, 1, 5, path,
                           str(dim_cols["fidelity"]), line),
-            generator=((row.get(gen_col) or "").strip() or None) if gen_col else None))
+            generator=((row.get(gen_col) or "").strip() or None) if gen_col else None,
+            record=((row.get(rec_col) or "").strip() or None) if rec_col else None))
     return out
 
 
@@ -360,8 +363,8 @@ def _tsv_to_records(rows: list[TsvRow], records: list[GORecord], path: Path) -> 
     return out
 
 
-def load_human_gt(path: str | Path, records: list[GORecord], *, image_cache: Path | None = None
-                  ) -> tuple[dict[str, HumanGT], dict[str, str], dict[str, str], list[str]]:
+def load_human_gt(path: str | Path, records: list[GORecord], *, image_cache: Path | None = None,
+                  generator: str | None = None) -> tuple[dict[str, HumanGT], dict[str, str], dict[str, str], list[str]]:
     """Ground truth for ``records`` from a TSV / CSV / SQLite ratings file.
 
     Returns ``(gt by record index, TSV question cell by record index, extracted image path by
@@ -403,14 +406,23 @@ def load_human_gt(path: str | Path, records: list[GORecord], *, image_cache: Pat
                     imgs[k] = str(dst)
         return gt, qs, imgs, []
     rows_ = read_rating_rows(path)
+    gens = sorted({r.generator for r in rows_ if r.generator})
+    if generator is not None:
+        rows_ = [r for r in rows_ if r.generator == generator]
+        if not rows_:
+            raise DataError(path, f"no ratings of generator {generator!r} (generators: {gens})", field="generator")
+    elif len(gens) > 1:
+        raise DataError(path, f"ratings of several generators {gens}; choose one with --ratings-generator",
+                        field="generator")
     unmatched = []
     keyed = []
     for r in rows_:
-        rec = match_record(r.key, by_index, by_image)
+        rec = match_record(r.record or r.key, by_index, by_image)
         if rec is None:
             unmatched.append(r.key)
             continue
-        keyed.append(RatingRow(rec.index, r.rater, r.answers, r.authenticity, r.aesthetics, r.fidelity, r.generator))
+        keyed.append(RatingRow(rec.index, r.rater, r.answers, r.authenticity, r.aesthetics, r.fidelity, r.generator,
+                               rec.index))
     if rows_ and not keyed:
         raise DataError(path, f"no key matches a record (e.g. {rows_[0].key!r}); use the record 'index' "
                               "(direct_light_images_1.1) or 'image' (direct_light_images/1.1.png)", field="index")

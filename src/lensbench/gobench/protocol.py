@@ -230,7 +230,7 @@ def normalize_answer(value: Any) -> str | None:
         return "Yes" if value else "No"
     if not isinstance(value, str):
         return None
-    s = value.strip().strip("*_`\"'[](){}").strip().lower()
+    s = value.strip().strip("*_`\"'[](){}\u201c\u201d\u2018\u2019").strip().lower()
     s = re.sub(r"^(a\d*|answer\s*\d*|q\d+)\s*[:.)-]\s*", "", s)
     if not s:
         return None
@@ -428,6 +428,9 @@ def _regex_fill(text: str, n: int, pr: ParsedReply) -> None:
             pr.total = x if 0.0 <= x <= 5.0 else None
 
 
+_SMART_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
+
+
 def parse_reply(text: str | None, n_questions: int = 5) -> ParsedReply:
     """Read a critic reply: strict JSON first, then a repaired JSON object, then regexes.
 
@@ -444,6 +447,7 @@ def parse_reply(text: str | None, n_questions: int = 5) -> ParsedReply:
     pr = ParsedReply(answers=[None] * n_questions)
     s = strip_reasoning(text)
     s = re.sub(r"```(?:json|JSON)?", "", s).strip()
+    s = s.translate(_SMART_QUOTES)
     if not s:
         pr.problems.append("empty reply")
         return pr
