@@ -210,3 +210,31 @@ def test_rating_page_in_headless_chromium(tmp_path):
     (row,) = db.rows()
     assert row.rater == "alice" and row.authenticity == 1 + 0 + 0.5 + 1 + 0 and row.record == "direct_light_images_1.1"
     db.close()
+
+
+def test_judge_run_on_generated_scenarios_with_db_ratings(tmp_path):
+    """Generated images (<category>/<N>.png) rated by people in the DB, then by an MLLM judge through the engine."""
+    from lensbench.benchmarks.gobench import GOBench
+    from lensbench.runner import RunSettings, run_benchmark
+
+    data = _mini_release(tmp_path / "data")
+    recs = load_records(data / "data_total.json")
+    gen_dir = tmp_path / "gen"
+    for key in ("direct_light_images/1", "reflect_light_images/7"):
+        (gen_dir / key).parent.mkdir(parents=True, exist_ok=True)
+        Image.new("RGB", (32, 32), "green").save(gen_dir / f"{key}.png")
+    items, _ = collect_items(gen_dir, recs, "mygen")
+    assert [it.record for it in items] == ["direct_light_images_1", "reflect_light_images_7"]
+    db = RatingsDB(tmp_path / "r.sqlite")
+    db.add_items((it.item, it.generator, it.image, it.record) for it in items)
+    for f, v in zip(("q1", "q2", "q3", "q4", "q5", "aesthetics", "fidelity"), ("Yes",) * 4 + ("No", "4", "3")):
+        db.set("ann", items[0].item, f, v)
+    db.close()
+    reply = '{"realityAnswers_Eval": ["Yes","Yes","Yes","Yes","Cannot Determine"], "aestheticsRating_Eval": 4, ' \
+            '"consistencyRating_Eval": 3}'
+    bench = GOBench(GOBench.Options(layout="scenario", images_dir=str(gen_dir), human_ratings=str(tmp_path / "r.sqlite")))
+    res = run_benchmark(bench, RunSettings(model=f"constant:{reply}", out=tmp_path / "run", data_dir=data, progress=False))
+    # model authenticity 4.5 vs human 4.0 -> SPS 0; aesthetics and fidelity equal -> 100
+    assert res.counts["n"] == 2 and res.counts["n_with_gt"] == 1
+    assert res.metrics["SPS"] == {"Authenticity": 0.0, "Aesthetics": 100.0, "Fidelity": 100.0}
+    assert res.metrics["question_agreement"]["Overall"] == pytest.approx(100 * 4 / 5)
