@@ -11,9 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-import pytest
 
 from lensbench.benchmarks.rgbth import RGBThBench
 from lensbench.runner import RunSettings, run_benchmark
