@@ -182,12 +182,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{c['right']}; other letter: {c['wrong']}; invalid: {c['invalid']}; exact rule: {c['exact_rule']}")
     print(f"parser extracted what the reply meant: {right}/{calls} = {100 * right / max(calls, 1):.1f}%")
     lab = manifest["engine"]["by_label"].get("if-bench parser", {})
+    sent = lab.get("unique", 0) - lab.get("cached", 0)
     print(f"parser requests: {lab.get('unique')} unique prompts (identical replies share one), "
-          f"{lab.get('sent')} sent to llama.cpp, {lab.get('errors')} errors")
+          f"{sent} sent to llama.cpp ({lab.get('cached')} from the store), {lab.get('errors')} errors")
     print(f"IF-Bench Avg with this parser (wordy replay model): {res.metrics['Score'].get('Avg')}")
     figs = log_figures(log) if log.exists() else {}
     print(f"wall time {wall:.1f} s (model load {figs.get('model_load_s')} s); "
-          f"{(lab.get('sent') or 0) / max(wall, 1e-9):.2f} parser requests sent/s")
+          f"{sent / max(wall, 1e-9):.2f} parser requests sent/s")
     if figs:
         print(f"llama.cpp: prompt {figs['prompt_tokens']} tokens at {figs['prompt_tok_per_s']} tok/s, "
               f"generated {figs['generated_tokens']} tokens at {figs['generated_tok_per_s']} tok/s")
@@ -196,8 +197,8 @@ def main(argv: list[str] | None = None) -> int:
 
     t1 = time.perf_counter()
     run_benchmark(IFBench(opts), settings)
-    again = json.loads((out / "run.json").read_text(encoding="utf-8"))
-    print(f"re-run of the same folder: {again['engine'].get('sent')} calls sent, {time.perf_counter() - t1:.1f} s "
+    again = json.loads((out / "run.json").read_text(encoding="utf-8"))["engine"]
+    print(f"re-run of the same folder: {again['unique'] - again['cached']} calls sent, {time.perf_counter() - t1:.1f} s "
           f"(parser replies come from the store)")
     print(f"run folder: {out}")
     return 0

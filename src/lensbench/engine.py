@@ -146,6 +146,7 @@ class Engine:
             nonlocal errors
             for key, req in it:
                 resp = await self._send_one(key, req)
+                lab["sent"] += 1
                 self.store.put(resp, role=req.role, request_json=None)
                 if resp.ok:
                     self.stats.ok += 1
