@@ -48,7 +48,7 @@ def _worker(method: str, path: str, num: int, repeats: int) -> dict:
     import av
     import numpy as np
 
-    from lensbench.ivbench.frames import centers_indices, probe, read_frames
+    from lensbench.media.video import centers_indices, probe, read_frames
 
     info = probe(path)
     idx = centers_indices(info.n_frames, num)
@@ -111,8 +111,8 @@ def main() -> None:
         print(json.dumps(_worker(a.worker[0], a.worker[1], a.frames, a.repeats)))
         return
 
-    from lensbench.ivbench.frames import probe
-    from lensbench.ivbench.testvideo import write_test_video
+    from lensbench.media.video import probe
+    from lensbench.testing.video import write_test_video
 
     if a.video:
         path = Path(a.video)

@@ -22,10 +22,11 @@ from pathlib import Path
 
 import httpx
 
-from lensbench.backends.base import BackendConfig, make_backend
-from lensbench.engine import Engine
-from lensbench.store import RunStore
-from lensbench.types import Message, Request
+from lensbench.backends.base import BackendConfig
+from lensbench.backends.providers import make_backend
+from lensbench.run.engine import Engine
+from lensbench.run.store import RunStore
+from lensbench.core.types import Message, Request
 
 
 def free_port() -> int:

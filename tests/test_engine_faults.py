@@ -13,8 +13,8 @@ import sys
 import time
 
 
-from lensbench.benchmarks.rgbth import RGBThBench
-from lensbench.runner import RunSettings, run_benchmark
+from lensbench.benchmarks.rgbth.benchmark import RGBThBench
+from lensbench.run.runner import RunSettings, run_benchmark
 from lensbench.testing.server import FakeOpenAIServer
 
 LIMIT = 12  # units -> 48 questions; images sent downscaled to keep bodies small

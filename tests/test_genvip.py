@@ -15,8 +15,8 @@ import pytest
 from PIL import Image, ImageDraw
 from typer.testing import CliRunner
 
-from lensbench.cli import app
-from lensbench.genvip.curate import (
+from lensbench.cli.main import app
+from lensbench.tools.genvip.curate import (
     CurateSettings,
     balanced_sample,
     curate,
@@ -26,7 +26,7 @@ from lensbench.genvip.curate import (
     hierarchical_kmeans,
     phash,
 )
-from lensbench.genvip.editors import EDIT_PROMPT, EditError, OpenAIImagesEditor, translate_folder
+from lensbench.tools.genvip.editors import EDIT_PROMPT, EditError, OpenAIImagesEditor, translate_folder
 
 
 def shapes(seed: int, size=(320, 256), colour=False, bg=40) -> Image.Image:

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from lensbench.benchmarks.gobench import GOBench, CriticAnswerSpace, correlation
-from lensbench.cli import app
-from lensbench.errors import DataError
-from lensbench.gobench.humans import ground_truth, load_human_gt, read_rating_rows
-from lensbench.gobench.protocol import (authenticity_score, critic_prompt, load_records, normalize_answer, parse_reply,
+from lensbench.benchmarks.gobench.benchmark import GOBench, CriticAnswerSpace, correlation
+from lensbench.cli.main import app
+from lensbench.core.errors import DataError
+from lensbench.benchmarks.gobench.humans import ground_truth, load_human_gt, read_rating_rows
+from lensbench.benchmarks.gobench.protocol import (authenticity_score, critic_prompt, load_records, normalize_answer, parse_reply,
                                         sps, split_questions)
 from lensbench.testing.server import FakeOpenAIServer
 

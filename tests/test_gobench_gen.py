@@ -17,12 +17,12 @@ from PIL import Image
 from scipy import stats
 from typer.testing import CliRunner
 
-from lensbench.cli import app
-from lensbench.gobench.generate import FolderGenerator, OpenAIImagesGenerator, generate_all
-from lensbench.gobench.humans import RatingsDB, ground_truth, read_rating_rows
-from lensbench.gobench.protocol import load_records
-from lensbench.gobench.server import RatingServer, collect_items
-from lensbench.gobench.summary import Source, summarize
+from lensbench.cli.main import app
+from lensbench.tools.gobench.generate import FolderGenerator, OpenAIImagesGenerator, generate_all
+from lensbench.benchmarks.gobench.humans import RatingsDB, ground_truth, read_rating_rows
+from lensbench.benchmarks.gobench.protocol import load_records
+from lensbench.tools.gobench.server import RatingServer, collect_items
+from lensbench.tools.gobench.summary import Source, summarize
 
 Q = "1. Is the shadow there?\n2. Is the light plausible?\n3. Is the colour natural?\n4. Is the edge sharp?\n5. Is it long?"
 
@@ -214,8 +214,8 @@ def test_rating_page_in_headless_chromium(tmp_path):
 
 def test_judge_run_on_generated_scenarios_with_db_ratings(tmp_path):
     """Generated images (<category>/<N>.png) rated by people in the DB, then by an MLLM judge through the engine."""
-    from lensbench.benchmarks.gobench import GOBench
-    from lensbench.runner import RunSettings, run_benchmark
+    from lensbench.benchmarks.gobench.benchmark import GOBench
+    from lensbench.run.runner import RunSettings, run_benchmark
 
     data = _mini_release(tmp_path / "data")
     recs = load_records(data / "data_total.json")

@@ -20,10 +20,10 @@ import pyarrow.parquet as pq
 from PIL import Image
 from skimage import data as skdata
 
-from lensbench.benchmarks import groundingme as gm
+from lensbench.benchmarks.groundingme import benchmark as gm
 from lensbench.benchmarks.base import RunContext, RunResult
-from lensbench.errors import ConfigError, DataError
-from lensbench.types import StoredResponse
+from lensbench.core.errors import ConfigError, DataError
+from lensbench.core.types import StoredResponse
 
 # id, photo, l1, l2 (as a release might spell it), bbox (None = Rejection), size override
 ITEMS = [
@@ -505,7 +505,7 @@ def test_paper_table3_is_consistent():
     """Shipped Table 3 numbers: each L-1 average is the sample-weighted mean of its L-2 columns
     (Sec. 3.3.1 counts: Dis. 52/50/50/52, Rej. 50/51/50/50, Spa. 150/150, Lim. 150/150) and Total
     the weighted mean over L-1 (204/300/300/201) — within the paper's rounding."""
-    t3 = json.loads((Path(gm.__file__).parents[1] / "data" / "groundingme_paper_table3.json").read_text())
+    t3 = json.loads((Path(gm.__file__).parent / "paper" / "table3.json").read_text())
     n = {"Discriminative": [52, 50, 50, 52], "Spatial": [150, 150], "Limited": [150, 150], "Rejection": [50, 51, 50, 50]}
     assert len(t3["rows"]) == 25
     for row in t3["rows"]:

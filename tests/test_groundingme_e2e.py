@@ -15,7 +15,7 @@ pytest.importorskip("skimage")
 from PIL import Image
 from typer.testing import CliRunner
 
-from lensbench.cli import app
+from lensbench.cli.main import app
 from lensbench.testing.server import FakeOpenAIServer
 
 from test_groundingme import ITEMS, fixture_dir  # noqa: F401  (module-scoped fixture)

@@ -18,7 +18,7 @@ import pytest
 from PIL import Image
 
 from lensbench.benchmarks.base import RunResult
-from lensbench.benchmarks.ifbench import (
+from lensbench.benchmarks.ifbench.benchmark import (
     IFBench,
     build_prompt,
     exact_letter,
@@ -33,8 +33,8 @@ from lensbench.benchmarks.ifbench import (
     template_for,
     thinking_deltas,
 )
-from lensbench.errors import DataError
-from lensbench.runner import RunSettings, run_benchmark
+from lensbench.core.errors import DataError
+from lensbench.run.runner import RunSettings, run_benchmark
 from lensbench.testing.server import FakeOpenAIServer
 
 ABBR = {"Scene Understanding": "SU", "Image Theme": "IT", "Viewpoint of Capture": "VC", "Target Localization": "TL",

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from lensbench.benchmarks.base import RunResult
-from lensbench.benchmarks.ivbench import (FIG4B_PAIRS, IVBench, Query, build_options, build_text, load_queries,
+from lensbench.benchmarks.ivbench.benchmark import (FIG4B_PAIRS, IVBench, Query, build_options, build_text, load_queries,
                                           parse_choice, sweep_configs)
-from lensbench.errors import ConfigError, DataError
+from lensbench.core.errors import ConfigError, DataError
 
 TASKS_BY_GROUP = {
     "Perception": ["Existence", "Reverse Existence", "NLI", "Spatial relationship", "Keyframe extraction",
@@ -174,7 +174,7 @@ def test_paper_table2_data():
 def test_loader_missing_media(jsonl, tmp_path):
     from PIL import Image
 
-    from lensbench.ivbench.testvideo import write_test_video
+    from lensbench.testing.video import write_test_video
 
     qs = load_queries(jsonl)
     (tmp_path / "test_data.jsonl").symlink_to(jsonl)

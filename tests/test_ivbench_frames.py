@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from lensbench.ivbench.frames import (FrameCache, FrameSpec, VideoError, centers_indices, decode_all, fps_indices,
+from lensbench.media.video import (FrameCache, FrameSpec, VideoError, centers_indices, decode_all, fps_indices,
                                       frame_indices, linspace_indices, parse_rule, probe, read_frames,
                                       resize_short_side)
-from lensbench.ivbench.testvideo import write_test_video
+from lensbench.testing.video import write_test_video
 
 
 def official_centers(n_frames: int, num: int) -> list[int]:

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from lensbench.benchmarks.ivbench import IVBench
-from lensbench.ivbench.testvideo import write_test_video
-from lensbench.runner import RunSettings, run_benchmark
+from lensbench.benchmarks.ivbench.benchmark import IVBench
+from lensbench.testing.video import write_test_video
+from lensbench.run.runner import RunSettings, run_benchmark
 from lensbench.testing.server import FakeOpenAIServer
 
 QUERY_IMAGE_SIZE = (66, 50)  # distinct from every frame size, so the server can tell it apart

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from lensbench.benchmarks.ivbench import load_queries
-from lensbench.errors import ConfigError
-from lensbench.ivbench.download import download_videos, read_ids
-from lensbench.ivbench.synth import SimpleColorEmbedder, make_embedder
+from lensbench.benchmarks.ivbench.benchmark import load_queries
+from lensbench.core.errors import ConfigError
+from lensbench.tools.ivbench.download import download_videos, read_ids
+from lensbench.tools.ivbench.synth import SimpleColorEmbedder, make_embedder
 from lensbench.testing.server import FakeOpenAIServer
 
 COLOURS = [(220, 30, 30), (40, 170, 40), (30, 60, 220)]  # red, green, blue thirds

@@ -22,10 +22,11 @@ from pathlib import Path
 import pytest
 
 from lensbench.backends import llamacpp as lc
-from lensbench.backends.base import BACKENDS, BackendConfig, make_backend
-from lensbench.benchmarks.ifbench import parse_parser_reply, parser_prompt
-from lensbench.errors import ConfigError, TransportError
-from lensbench.types import GenParams, Message, Request
+from lensbench.backends.base import BackendConfig
+from lensbench.backends.providers import PROVIDERS as BACKENDS, make_backend
+from lensbench.benchmarks.ifbench.benchmark import parse_parser_reply, parser_prompt
+from lensbench.core.errors import ConfigError, TransportError
+from lensbench.core.types import GenParams, Message, Request
 
 
 def fake_gguf(path: Path, n: int = (1 << 20) + 4096, seed: int = 0) -> Path:

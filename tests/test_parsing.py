@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lensbench.parsing import extract_json_object, parse_yes_no, strip_reasoning
+from lensbench.scoring.text import extract_json_object, parse_yes_no, strip_reasoning
 
 
 def test_yes_no_whole_word_cases():

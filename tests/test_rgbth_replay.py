@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from lensbench.benchmarks.rgbth import RGBThBench
-from lensbench.runner import RunSettings, run_benchmark
+from lensbench.benchmarks.rgbth.benchmark import RGBThBench
+from lensbench.run.runner import RunSettings, run_benchmark
 
 PAPER_SKILLS_BY_GROUP = {
     "RGB-Txt": ["Scene Understanding", "Detailed Object Presence", "Instance Attributes",
@@ -91,7 +91,7 @@ def test_recorded_error_reply_is_never_scored(rgbth_data, tmp_path):
 
 
 def test_multi_model_file_needs_replay_model(rgbth_data, tmp_path):
-    from lensbench.errors import ConfigError
+    from lensbench.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="--replay-model"):
         run_benchmark(RGBThBench(), RunSettings(model=f"replay:{rgbth_data.parent.parent / 'benchmark_results_aliyun.json'}",

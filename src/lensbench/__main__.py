@@ -1,6 +1,6 @@
 """``python -m lensbench`` = the ``lensbench`` command."""
 
-from .cli import app
+from lensbench.cli.main import app
 
 if __name__ == "__main__":
     app()

@@ -1,5 +1,1 @@
-"""Model backends; see :mod:`lensbench.backends.base`."""
-
-from .base import Backend, BackendConfig, make_backend, register_backend
-
-__all__ = ["Backend", "BackendConfig", "make_backend", "register_backend"]
+"""Model backends: the contract (:mod:`.base`), the provider table (:mod:`.providers`) and one module per family."""

@@ -7,15 +7,14 @@ A model is named by a spec ``PREFIX[:ARG]`` (``openai:gpt-4o``, ``replay:results
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..errors import ConfigError
-from ..types import Completion, Request
+from lensbench.core.errors import ConfigError
+from lensbench.core.types import Completion, Request
 
-__all__ = ["Backend", "BackendConfig", "register_backend", "make_backend", "BACKENDS"]
+__all__ = ["Backend", "BackendConfig"]
 
 
 class BackendConfig(BaseModel):
@@ -56,33 +55,3 @@ class Backend(ABC):
 
     async def aclose(self) -> None:
         """Release connections (default: nothing)."""
-
-
-BACKENDS: dict[str, tuple[Callable[[str, BackendConfig], Backend], str]] = {}
-
-
-def register_backend(prefix: str, help: str = ""):
-    """Decorator registering ``factory(arg, config) -> Backend`` for specs ``prefix[:arg]``."""
-
-    def deco(factory):
-        BACKENDS[prefix] = (factory, help or (factory.__doc__ or "").strip().splitlines()[0])
-        return factory
-
-    return deco
-
-
-def _load_builtin() -> None:
-    from . import baselines, llamacpp, openai_compat, replay  # noqa: F401  (registration side effects)
-
-
-def make_backend(spec: str, config: BackendConfig | None = None) -> Backend:
-    """Build the backend for ``spec`` (``PREFIX[:ARG]``).
-
-    Raises:
-        ConfigError: unknown prefix (lists the known ones) or a bad argument.
-    """
-    _load_builtin()
-    prefix, _, arg = spec.partition(":")
-    if prefix not in BACKENDS:
-        raise ConfigError(f"unknown model backend {prefix!r} in --model {spec!r}; known: {', '.join(sorted(BACKENDS))}")
-    return BACKENDS[prefix][0](arg, config or BackendConfig())

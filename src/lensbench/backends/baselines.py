@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 import random
 
-from ..errors import ConfigError
-from ..types import Completion, Request
-from .base import Backend, BackendConfig, register_backend
+from lensbench.core.errors import ConfigError
+from lensbench.core.types import Completion, Request
+from lensbench.backends.base import Backend, BackendConfig
 
 __all__ = ["RandomBackend", "ConstantBackend"]
 
@@ -47,11 +47,9 @@ class ConstantBackend(Backend):
         return Completion(text=self.answer)
 
 
-@register_backend("random", "seeded uniform answers over the benchmark's answer space (use --seed)")
-def _make_random(arg: str, config: BackendConfig) -> Backend:
+def make_random(arg: str, config: BackendConfig) -> Backend:
     return RandomBackend(int(arg) if arg else config.seed, config.answer_space)
 
 
-@register_backend("constant", "always the same answer: constant:ANSWER")
-def _make_constant(arg: str, config: BackendConfig) -> Backend:
+def make_constant(arg: str, config: BackendConfig) -> Backend:
     return ConstantBackend(arg)

@@ -38,10 +38,10 @@ from urllib.parse import parse_qsl
 import aiohttp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import ConfigError, TransportError
-from ..types import Completion, Request
-from .base import Backend, BackendConfig, register_backend
-from .openai_compat import OpenAIChatBackend
+from lensbench.core.errors import ConfigError, TransportError
+from lensbench.core.types import Completion, Request
+from lensbench.backends.base import Backend, BackendConfig
+from lensbench.backends.openai_compat import OpenAIChatBackend
 
 __all__ = ["LlamaCppSettings", "LlamaCppBackend", "parse_spec", "gguf_identity"]
 
@@ -273,8 +273,7 @@ class LlamaCppBackend(Backend):
             self._tmpdir = None
 
 
-@register_backend("llamacpp", "local GGUF model via llama.cpp (xllamacpp): llamacpp:PATH.gguf[?ctx=8192&parallel=2&threads=N]")
-def _make(arg: str, config: BackendConfig) -> Backend:
+def make(arg: str, config: BackendConfig) -> Backend:
     return LlamaCppBackend(arg, config)
 
 

@@ -23,10 +23,10 @@ import asyncio
 
 import aiohttp
 
-from ..errors import ConfigError, TransportError
-from ..media import ImageEncoder
-from ..types import Completion, ImagePart, Request, TextPart
-from .base import Backend, BackendConfig, register_backend
+from lensbench.core.errors import ConfigError, TransportError
+from lensbench.media.images import ImageEncoder
+from lensbench.core.types import Completion, ImagePart, Request, TextPart
+from lensbench.backends.base import Backend, BackendConfig
 
 __all__ = ["OpenAIChatBackend", "parse_retry_after"]
 
@@ -137,6 +137,5 @@ class OpenAIChatBackend(Backend):
             await self._session.close()
 
 
-@register_backend("openai", "OpenAI-compatible chat completions: openai:MODEL [--base-url URL ...]")
-def _make(arg: str, config: BackendConfig) -> Backend:
+def make(arg: str, config: BackendConfig) -> Backend:
     return OpenAIChatBackend(arg, config)

@@ -20,9 +20,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, DataError, TransportError
-from ..types import Completion, Request, file_sha256
-from .base import Backend, BackendConfig, register_backend
+from lensbench.core.errors import ConfigError, DataError, TransportError
+from lensbench.core.types import Completion, Request, file_sha256
+from lensbench.backends.base import Backend, BackendConfig
 
 __all__ = ["ReplayBackend", "load_replay_records", "rgbth_match_key"]
 
@@ -136,6 +136,5 @@ class ReplayBackend(Backend):
         return Completion(text=rec["text"])
 
 
-@register_backend("replay", "recorded replies: replay:PATH (lensbench export JSONL or RGB-Th-Bench result files)")
-def _make(arg: str, config: BackendConfig) -> Backend:
+def make(arg: str, config: BackendConfig) -> Backend:
     return ReplayBackend(arg, config.replay_model)

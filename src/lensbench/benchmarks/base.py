@@ -15,9 +15,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from ..types import GenParams, Request, StoredResponse
+from lensbench.core.types import GenParams, Request, StoredResponse
 
-__all__ = ["Benchmark", "RunContext", "BENCHMARKS", "register", "get_benchmark", "RunResult"]
+__all__ = ["Benchmark", "RunContext", "RunResult"]
 
 
 class RunContext:
@@ -160,30 +160,10 @@ class Benchmark(ABC):
 
         Raises ConfigError when the benchmark has no visual check.
         """
-        from ..errors import ConfigError
+        from lensbench.core.errors import ConfigError
 
         raise ConfigError(f"'lensbench show' is not available for {self.name}")
 
     @abstractmethod
     def render(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
         """The paper's table layout for one or more runs, as ``md`` or ``csv``."""
-
-
-BENCHMARKS: dict[str, type[Benchmark]] = {}
-
-
-def register(cls: type[Benchmark]) -> type[Benchmark]:
-    """Class decorator adding a benchmark to :data:`BENCHMARKS` under ``cls.name``."""
-    BENCHMARKS[cls.name] = cls
-    return cls
-
-
-def get_benchmark(name: str) -> type[Benchmark]:
-    """The benchmark class called ``name``. Raises KeyError listing the known names."""
-    from . import load_all
-
-    load_all()
-    try:
-        return BENCHMARKS[name]
-    except KeyError:
-        raise KeyError(f"unknown benchmark {name!r}; known: {', '.join(sorted(BENCHMARKS))}") from None

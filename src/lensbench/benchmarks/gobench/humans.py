@@ -1,0 +1,429 @@
+"""Human ratings for GOBench: the ratings database, rating files, and ground truth from them.
+
+Ground truth (paper Sec. 2.2: "the averaged expert scores for these three dimensions ... serve as
+the definitive ground truth") is the mean over raters per image and dimension. Accepted sources:
+
+* VLMEvalKit's ``GOBench.tsv`` (HF ``bonnot/GOBench``): columns ``index``, ``image`` (base64),
+  ``question``, ``answer``; the ``answer`` cell holds ``Reality Assessment Score: x``,
+  ``Aesthetics Rating: y``, ``Instruction Consistency Rating: z`` (read with the same patterns
+  VLMEvalKit's ``parse_ground_truth`` uses). Only per-image means, no per-question labels.
+* A CSV (or TSV) of ratings: a key column ``index`` (``direct_light_images_1.1``) or ``image``
+  (``direct_light_images/1.1.png``); either per-image means (``authenticity``, ``aesthetics``,
+  ``fidelity``; aliases ``reality``, ``consistency``, ``instruction_consistency``) or one row
+  per rater (``rater`` column and/or ``q1``..``q5`` answers Yes / No / Cannot determine). With
+  per-rater rows the ground truth is the mean of raters, and per question the majority label.
+* The SQLite database written by ``lensbench gobench rate`` (same per-rater semantics).
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import math
+import re
+import sqlite3
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lensbench.core.errors import DataError
+from lensbench.benchmarks.gobench.protocol import ANSWERS, GORecord, HumanGT, authenticity_score, normalize_answer
+
+__all__ = ["RatingRow", "RatingsDB", "read_rating_rows", "ground_truth", "read_vlmevalkit_tsv", "match_record",
+           "load_human_gt", "QFIELDS", "FIELDS"]
+
+QFIELDS = ("q1", "q2", "q3", "q4", "q5")
+#: Every field a rater fills for one image, in page order.
+FIELDS = QFIELDS + ("aesthetics", "fidelity")
+
+_ALIASES = {
+    "authenticity": ("authenticity", "reality", "optical_authenticity", "reality_score", "authenticity_score"),
+    "aesthetics": ("aesthetics", "aesthetic", "aesthetics_rating", "aesthetic_quality"),
+    "fidelity": ("fidelity", "consistency", "instruction_consistency", "instruction_fidelity", "consistency_rating"),
+}
+
+
+@dataclass(frozen=True)
+class RatingRow:
+    """One rating of one image (one rater, or a precomputed mean when ``rater`` is None).
+
+    ``key`` identifies the image (record index or release image path); ``answers`` 5 labels of
+    :data:`ANSWERS` (None where not given; empty tuple when no per-question labels);
+    ``authenticity`` 0-5 (from the answers when all five exist, else as given); ``aesthetics``,
+    ``fidelity`` 1-5; ``generator`` the image source when known.
+    """
+
+    key: str
+    rater: str | None
+    answers: tuple[str | None, ...]
+    authenticity: float | None
+    aesthetics: float | None
+    fidelity: float | None
+    generator: str | None = None
+    record: str | None = None
+
+
+# --------------------------------------------------------------------------- ratings DB
+class RatingsDB:
+    """SQLite store of ratings given on the rating page (WAL; every click committed at once).
+
+    Tables: ``items(item, generator, image, record_index)``, ``ratings(rater, item, field,
+    value, ts)`` (latest value per (rater, item, field)) and ``events`` (append-only log of
+    every click). ``field`` is one of :data:`FIELDS`; values: an answer of :data:`ANSWERS` for
+    ``q1``-``q5``, ``"1"``-``"5"`` for the ratings.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.executescript(
+            "CREATE TABLE IF NOT EXISTS items(item TEXT PRIMARY KEY, generator TEXT, image TEXT, record_index TEXT);"
+            "CREATE TABLE IF NOT EXISTS ratings(rater TEXT, item TEXT, field TEXT, value TEXT, ts REAL,"
+            " PRIMARY KEY(rater, item, field));"
+            "CREATE TABLE IF NOT EXISTS events(rater TEXT, item TEXT, field TEXT, value TEXT, ts REAL);")
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    def add_items(self, items: Iterable[tuple[str, str, str, str]]) -> None:
+        """Register ``(item, generator, image path, record index)`` rows (existing ones are updated)."""
+        self.conn.executemany("INSERT INTO items VALUES(?,?,?,?) ON CONFLICT(item) DO UPDATE SET generator=excluded.generator,"
+                              " image=excluded.image, record_index=excluded.record_index", list(items))
+
+    def set(self, rater: str, item: str, field: str, value: str) -> None:
+        """Store one answer now. Raises ValueError for an unknown field or a value outside its range."""
+        if not rater or not rater.strip():
+            raise ValueError("rater name is empty")
+        if field in QFIELDS:
+            v = normalize_answer(value)
+            if v is None:
+                raise ValueError(f"{field} must be one of {ANSWERS}, got {value!r}")
+        elif field in ("aesthetics", "fidelity"):
+            if str(value) not in ("1", "2", "3", "4", "5"):
+                raise ValueError(f"{field} must be 1-5, got {value!r}")
+            v = str(value)
+        else:
+            raise ValueError(f"unknown field {field!r} (one of {FIELDS})")
+        ts = time.time()
+        with self.conn:
+            self.conn.execute("INSERT INTO ratings VALUES(?,?,?,?,?) ON CONFLICT(rater, item, field) DO UPDATE SET"
+                              " value=excluded.value, ts=excluded.ts", (rater.strip(), item, field, v, ts))
+            self.conn.execute("INSERT INTO events VALUES(?,?,?,?,?)", (rater.strip(), item, field, v, ts))
+
+    def of_rater(self, rater: str) -> dict[str, dict[str, str]]:
+        """``{item: {field: value}}`` given so far by ``rater``."""
+        out: dict[str, dict[str, str]] = defaultdict(dict)
+        for item, f, v in self.conn.execute("SELECT item, field, value FROM ratings WHERE rater=?", (rater.strip(),)):
+            out[item][f] = v
+        return dict(out)
+
+    def raters(self) -> list[str]:
+        """Names of everyone who rated, sorted."""
+        return [r for (r,) in self.conn.execute("SELECT DISTINCT rater FROM ratings ORDER BY rater")]
+
+    def rows(self, complete_only: bool = True) -> list[RatingRow]:
+        """One :class:`RatingRow` per (rater, item); key = the item's record index when known.
+
+        ``complete_only`` keeps only (rater, item) pairs with all 7 fields given.
+        """
+        meta = {i: (g, rec) for i, g, _img, rec in self.conn.execute("SELECT * FROM items")}
+        got: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+        for rater, item, f, v in self.conn.execute("SELECT rater, item, field, value FROM ratings ORDER BY rater, item"):
+            got[(rater, item)][f] = v
+        out = []
+        for (rater, item), fs in got.items():
+            if complete_only and any(f not in fs for f in FIELDS):
+                continue
+            gen, rec = meta.get(item, (None, None))
+            answers = tuple(fs.get(q) for q in QFIELDS)
+            auth = authenticity_score(answers) if all(a is not None for a in answers) else None  # type: ignore[arg-type]
+            out.append(RatingRow(key=item, record=rec, rater=rater, answers=answers, authenticity=auth,
+                                 aesthetics=float(fs["aesthetics"]) if "aesthetics" in fs else None,
+                                 fidelity=float(fs["fidelity"]) if "fidelity" in fs else None, generator=gen))
+        return out
+
+    def export_csv(self, path: str | Path) -> int:
+        """Write complete per-rater ratings as a CSV (the format :func:`read_rating_rows` reads); returns rows written."""
+        rows = self.rows()
+        with Path(path).open("w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(["index", "item", "generator", "rater", *QFIELDS, "authenticity", "aesthetics", "fidelity"])
+            for r in rows:
+                w.writerow([r.record or r.key, r.key, r.generator or "", r.rater, *r.answers, r.authenticity, int(r.aesthetics or 0),
+                            int(r.fidelity or 0)])
+        return len(rows)
+
+
+# --------------------------------------------------------------------------- files
+def _num(v: Any, lo: float, hi: float, path: Path, field: str, line: int) -> float | None:
+    if v is None or (isinstance(v, str) and not v.strip()):
+        return None
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise DataError(path, f"line {line}: not a number: {v!r}", field=field) from None
+    if math.isnan(x):
+        return None
+    if not lo <= x <= hi:
+        raise DataError(path, f"line {line}: {x} outside {lo:g}-{hi:g}", field=field)
+    return x
+
+
+def read_rating_rows(path: str | Path) -> list[RatingRow]:
+    """Rating rows from a ratings CSV/TSV or a ``lensbench gobench rate`` SQLite database.
+
+    Raises DataError naming the file and column for a missing key column, a bad answer or a
+    score out of range.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(path, "ratings file not found")
+    with path.open("rb") as fh:
+        head = fh.read(16)
+    if head.startswith(b"SQLite format 3"):
+        db = RatingsDB(path)
+        try:
+            return db.rows()
+        finally:
+            db.close()
+    csv.field_size_limit(sys.maxsize)
+    text = path.read_text(encoding="utf-8-sig")
+    delim = "\t" if path.suffix.lower() == ".tsv" or text.split("\n", 1)[0].count("\t") > text.split("\n", 1)[0].count(",") else ","
+    reader = csv.DictReader(text.splitlines(), delimiter=delim)
+    cols = {c.strip().lower(): c for c in (reader.fieldnames or [])}
+    key_col = next((cols[c] for c in ("item", "image", "index", "record_index") if c in cols), None)
+    rec_col = next((cols[c] for c in ("index", "record_index") if c in cols), None)
+    if key_col is None:
+        raise DataError(path, f"needs an 'index' or 'image' column; has {list(cols)}", field="index")
+    dim_cols = {d: next((cols[a] for a in al if a in cols), None) for d, al in _ALIASES.items()}
+    q_cols = [cols.get(q) for q in QFIELDS]
+    has_q = all(c is not None for c in q_cols)
+    rater_col = cols.get("rater")
+    gen_col = cols.get("generator")
+    out = []
+    for line, row in enumerate(reader, 2):
+        key = (row.get(key_col) or "").strip()
+        if not key:
+            raise DataError(path, f"line {line}: empty key", field=key_col)
+        answers: tuple[str | None, ...] = ()
+        if has_q:
+            ans = []
+            for q, c in zip(QFIELDS, q_cols):
+                raw = (row.get(c) or "").strip()
+                a = normalize_answer(raw) if raw else None
+                if raw and a is None:
+                    raise DataError(path, f"line {line}: answer must be Yes / No / Cannot determine, got {raw!r}", field=c)
+                ans.append(a)
+            answers = tuple(ans)
+        auth = _num(row.get(dim_cols["authenticity"]) if dim_cols["authenticity"] else None, 0, 5, path,
+                    str(dim_cols["authenticity"]), line)
+        if answers and all(a is not None for a in answers):
+            auth = authenticity_score(answers)  # type: ignore[arg-type]
+        out.append(RatingRow(
+            key=key, rater=(row.get(rater_col) or "").strip() or None if rater_col else None, answers=answers,
+            authenticity=auth,
+            aesthetics=_num(row.get(dim_cols["aesthetics"]) if dim_cols["aesthetics"] else None, 1, 5, path,
+                            str(dim_cols["aesthetics"]), line),
+            fidelity=_num(row.get(dim_cols["fidelity"]) if dim_cols["fidelity"] else None, 1, 5, path,
+                          str(dim_cols["fidelity"]), line),
+            generator=((row.get(gen_col) or "").strip() or None) if gen_col else None,
+            record=((row.get(rec_col) or "").strip() or None) if rec_col else None))
+    return out
+
+
+def _mean(vals: Sequence[float | None]) -> float | None:
+    v = [x for x in vals if x is not None]
+    return sum(v) / len(v) if v else None
+
+
+def ground_truth(rows: Sequence[RatingRow]) -> dict[str, HumanGT]:
+    """Per key: mean over its rows per dimension (Sec. 2.2) and per-question majority labels.
+
+    A question's majority is the label given by strictly more raters than any other label
+    (None on a tie or when no rater answered it). Returns ``{key: HumanGT}``.
+    """
+    by: dict[str, list[RatingRow]] = defaultdict(list)
+    for r in rows:
+        by[r.key].append(r)
+    out = {}
+    for key, rs in by.items():
+        maj: list[str | None] = []
+        if any(r.answers for r in rs):
+            for qi in range(5):
+                c = Counter(r.answers[qi] for r in rs if r.answers and r.answers[qi] is not None)
+                top = c.most_common(2)
+                maj.append(top[0][0] if top and (len(top) == 1 or top[0][1] > top[1][1]) else None)
+        out[key] = HumanGT(authenticity=_mean([r.authenticity for r in rs]), aesthetics=_mean([r.aesthetics for r in rs]),
+                           fidelity=_mean([r.fidelity for r in rs]), majority=tuple(maj), n_raters=len(rs))
+    return out
+
+
+# --------------------------------------------------------------------------- VLMEvalKit TSV
+_GT_PATTERNS = {
+    "authenticity": re.compile(r"Reality Assessment Score:\s*([\d.]+)", re.IGNORECASE),
+    "aesthetics": re.compile(r"Aesthetics Rating:\s*([\d.]+)", re.IGNORECASE),
+    "fidelity": re.compile(r"Instruction Consistency Rating:\s*([\d.]+)", re.IGNORECASE),
+}
+
+
+@dataclass
+class TsvRow:
+    """One row of ``GOBench.tsv``: its ``index`` cell, question, GT scores, and the row number."""
+
+    index: str
+    question: str | None
+    gt: HumanGT | None
+    row: int
+    image_b64: str | None = None
+
+
+def read_vlmevalkit_tsv(path: str | Path, keep_images: bool = False) -> list[TsvRow]:
+    """Rows of VLMEvalKit's ``GOBench.tsv`` (streamed; base64 images kept only if ``keep_images``).
+
+    Raises DataError naming the file and column when ``index`` or ``answer`` is missing.
+    """
+    path = Path(path)
+    csv.field_size_limit(sys.maxsize)
+    out = []
+    with path.open("r", encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh, delimiter="\t")
+        cols = reader.fieldnames or []
+        for need in ("index", "answer"):
+            if need not in cols:
+                raise DataError(path, f"VLMEvalKit TSV without a {need!r} column (columns: {cols})", field=need)
+        for i, row in enumerate(reader, 2):
+            ans = row.get("answer") or ""
+            vals = {}
+            for d, pat in _GT_PATTERNS.items():
+                m = pat.search(ans)
+                vals[d] = float(m.group(1)) if m else None
+            gt = HumanGT(**vals) if any(v is not None for v in vals.values()) else None
+            out.append(TsvRow(index=str(row["index"]).strip(), question=row.get("question"), gt=gt, row=i,
+                              image_b64=row.get("image") if keep_images else None))
+    return out
+
+
+def match_record(key: str, by_index: dict[str, GORecord], by_image: dict[str, GORecord]) -> GORecord | None:
+    """The record a ratings key names: a record ``index``, a release image path (with or without
+    a leading ``data/`` or extension), or None."""
+    k = key.strip().replace("\\", "/")
+    if k in by_index:
+        return by_index[k]
+    for cand in (k, k.removeprefix("data/"), re.sub(r"\.[A-Za-z]+$", "", k.removeprefix("data/")) + ".png"):
+        if cand in by_image:
+            return by_image[cand]
+    return None
+
+
+def _tsv_to_records(rows: list[TsvRow], records: list[GORecord], path: Path) -> dict[str, TsvRow]:
+    by_index = {r.index: r for r in records}
+    by_image = {r.image: r for r in records}
+    out: dict[str, TsvRow] = {}
+    pending = []
+    for t in rows:
+        rec = match_record(t.index, by_index, by_image)
+        if rec is not None:
+            out[rec.index] = t
+        else:
+            pending.append(t)
+    if not pending:
+        return out
+    if not all(re.fullmatch(r"-?\d+", t.index) for t in pending):
+        bad = next(t for t in pending if not re.fullmatch(r"-?\d+", t.index))
+        raise DataError(path, f"row {bad.row}: index {bad.index!r} matches no record of data_total.json", field="index")
+    # integer indices: position in data_total.json (0- or 1-based), checked against the question text
+    best = None
+    for offset in (0, 1):
+        hits = checked = 0
+        for t in pending:
+            j = int(t.index) - offset
+            if not 0 <= j < len(records):
+                hits = -1
+                break
+            if t.question:
+                checked += 1
+                hits += records[j].prompt.strip() in t.question
+        if hits >= 0 and (best is None or hits > best[1]):
+            best = (offset, hits, checked)
+    if best is None:
+        raise DataError(path, "integer indices outside the 999 records", field="index")
+    offset, hits, checked = best
+    if checked and hits < 0.9 * checked:
+        raise DataError(path, f"integer indices do not line up with data_total.json (only {hits}/{checked} question "
+                              "cells contain the record's prompt)", field="index")
+    for t in pending:
+        out[records[int(t.index) - offset].index] = t
+    return out
+
+
+def load_human_gt(path: str | Path, records: list[GORecord], *, image_cache: Path | None = None,
+                  generator: str | None = None) -> tuple[dict[str, HumanGT], dict[str, str], dict[str, str], list[str]]:
+    """Ground truth for ``records`` from a TSV / CSV / SQLite ratings file.
+
+    Returns ``(gt by record index, TSV question cell by record index, extracted image path by
+    record index, unmatched keys)``. TSV images are written under ``image_cache`` (only for
+    records whose image file is missing) when it is given. Raises DataError for unreadable
+    files or keys that match no record when none match at all.
+    """
+    path = Path(path)
+    by_index = {r.index: r for r in records}
+    by_image = {r.image: r for r in records}
+    if not path.is_file():
+        raise DataError(path, "human ratings file not found")
+    is_tsv = False
+    if path.suffix.lower() == ".tsv":
+        with path.open("r", encoding="utf-8", errors="replace") as fh:
+            header = fh.readline().rstrip("\n").split("\t")
+        is_tsv = "answer" in header and "index" in header
+    if is_tsv:
+        need_img = image_cache is not None and any(r.image_path is None for r in records)
+        rows = read_vlmevalkit_tsv(path, keep_images=need_img)
+        mapping = _tsv_to_records(rows, records, path)
+        gt = {k: t.gt for k, t in mapping.items() if t.gt is not None}
+        qs = {k: t.question for k, t in mapping.items() if t.question}
+        imgs: dict[str, str] = {}
+        if need_img:
+            for k, t in mapping.items():
+                rec = by_index[k]
+                if rec.image_path is None and t.image_b64:
+                    dst = Path(image_cache) / rec.image
+                    if not dst.is_file():
+                        dst.parent.mkdir(parents=True, exist_ok=True)
+                        try:
+                            data = base64.b64decode(t.image_b64)
+                        except ValueError as exc:
+                            raise DataError(path, f"row {t.row}: image is not base64 ({exc})", field="image") from None
+                        tmp = dst.with_suffix(dst.suffix + ".tmp")
+                        tmp.write_bytes(data)
+                        tmp.replace(dst)
+                    imgs[k] = str(dst)
+        return gt, qs, imgs, []
+    rows_ = read_rating_rows(path)
+    gens = sorted({r.generator for r in rows_ if r.generator})
+    if generator is not None:
+        rows_ = [r for r in rows_ if r.generator == generator]
+        if not rows_:
+            raise DataError(path, f"no ratings of generator {generator!r} (generators: {gens})", field="generator")
+    elif len(gens) > 1:
+        raise DataError(path, f"ratings of several generators {gens}; choose one with --ratings-generator",
+                        field="generator")
+    unmatched = []
+    keyed = []
+    for r in rows_:
+        rec = match_record(r.record or r.key, by_index, by_image)
+        if rec is None:
+            unmatched.append(r.key)
+            continue
+        keyed.append(RatingRow(rec.index, r.rater, r.answers, r.authenticity, r.aesthetics, r.fidelity, r.generator,
+                               rec.index))
+    if rows_ and not keyed:
+        raise DataError(path, f"no key matches a record (e.g. {rows_[0].key!r}); use the record 'index' "
+                              "(direct_light_images_1.1) or 'image' (direct_light_images/1.1.png)", field="index")
+    return ground_truth(keyed), {}, {}, sorted(set(unmatched))

@@ -1,0 +1,190 @@
+"""The async engine: bounded concurrency, retries with backoff, persistence as replies arrive.
+
+Requests are deduplicated by content key; those with a stored ``ok`` reply are not sent again.
+A fixed pool of ``concurrency`` workers pulls from the to-do list, so memory does not grow with
+the number of requests in flight beyond the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from lensbench.backends.base import Backend
+from lensbench.core.errors import ConfigError, LensbenchError, TransportError
+from lensbench.run.store import RunStore
+from lensbench.core.types import Request, StoredResponse
+
+__all__ = ["RetryPolicy", "Engine", "EngineStats", "EndpointDown"]
+
+
+class EndpointDown(LensbenchError):
+    """Raised when every request so far failed after retries (server unreachable, bad URL or key)."""
+
+
+class RetryPolicy(BaseModel):
+    """Retry schedule for retryable transport failures.
+
+    Attempt ``k`` (0-based) waits ``uniform(0, min(max_delay_s, base_delay_s * 2**k))`` seconds
+    ("full jitter"), or the server's Retry-After when that is longer. ``max_retries`` = retries
+    after the first attempt (>= 0).
+    """
+
+    max_retries: int = Field(default=6, ge=0)
+    base_delay_s: float = Field(default=0.5, ge=0)
+    max_delay_s: float = Field(default=30.0, ge=0)
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        """Seconds to wait before retry number ``attempt + 1``."""
+        d = rng.uniform(0, min(self.max_delay_s, self.base_delay_s * (2 ** attempt)))
+        if retry_after is not None:
+            d = max(d, min(retry_after, max(self.max_delay_s, retry_after)))
+        return d
+
+
+@dataclass
+class EngineStats:
+    """Counters over an engine's lifetime: unique requests seen, served from the store, sent,
+    succeeded, failed after retries, retries made, wall seconds spent sending."""
+
+    unique: int = 0
+    cached: int = 0
+    sent: int = 0
+    ok: int = 0
+    errors: int = 0
+    retries: int = 0
+    wall_s: float = 0.0
+    by_label: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+class Engine:
+    """Runs requests against backends by role (``"model"``, ``"judge"``) into a :class:`RunStore`.
+
+    Args:
+        backends: role -> backend.
+        store: the run store (responses committed one by one as they arrive).
+        concurrency: requests in flight at most (>= 1).
+        retry: the retry policy.
+        progress: show a rich progress bar (done / cached / errors / ETA).
+    """
+
+    def __init__(self, backends: dict[str, Backend], store: RunStore, *, concurrency: int = 8,
+                 retry: RetryPolicy | None = None, progress: bool = True, console: Console | None = None,
+                 seed: int = 0, abort_after: int = 32):
+        if concurrency < 1:
+            raise ConfigError(f"--concurrency must be >= 1, got {concurrency}")
+        self.backends = backends
+        self.store = store
+        self.concurrency = concurrency
+        self.retry = retry or RetryPolicy()
+        self.progress = progress
+        self.console = console or Console(stderr=True)
+        self.stats = EngineStats()
+        self._rng = random.Random(seed)
+        self.abort_after = abort_after
+        self._consecutive_errors = 0
+        self.last_error: str | None = None
+
+    def key_of(self, request: Request) -> str:
+        """The request's content key under its role's backend fingerprint."""
+        backend = self.backends.get(request.role)
+        if backend is None:
+            raise ConfigError(f"request {request.id!r} needs a {request.role!r} backend; "
+                              + ("give one with --judge-model" if request.role == "judge" else "none configured"))
+        return request.key_for(backend.fingerprint)
+
+    async def run(self, requests: Sequence[Request], label: str = "requests") -> dict[str, StoredResponse]:
+        """Send what is missing and return ``{request.id: StoredResponse}`` for all ``requests``.
+
+        Raises:
+            ValueError: duplicate request ids.
+            ConfigError: a request whose role has no backend.
+        """
+        keys: dict[str, str] = {}
+        first: dict[str, Request] = {}
+        for r in requests:
+            if r.id in keys:
+                raise ValueError(f"duplicate request id {r.id!r}")
+            k = self.key_of(r)
+            keys[r.id] = k
+            first.setdefault(k, r)
+        stored = self.store.get_many(first)
+        todo = [(k, r) for k, r in first.items() if not (k in stored and stored[k].ok)]
+        n_cached = len(first) - len(todo)
+        lab = self.stats.by_label.setdefault(label, {"unique": 0, "cached": 0, "sent": 0, "errors": 0})
+        lab["unique"] += len(first)
+        lab["cached"] += n_cached
+        self.stats.unique += len(first)
+        self.stats.cached += n_cached
+        t0 = time.perf_counter()
+        if todo:
+            await self._send_all(todo, label, n_cached, len(first), lab)
+        self.stats.wall_s += time.perf_counter() - t0
+        final = self.store.get_many(first)
+        return {rid: final[k] for rid, k in keys.items() if k in final}
+
+    async def _send_all(self, todo, label, n_cached, total, lab) -> None:
+        it = iter(todo)
+        progress = None
+        task = None
+        if self.progress:
+            progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("cached {task.fields[cached]}"), TextColumn("errors {task.fields[errors]}"),
+                                TimeElapsedColumn(), TimeRemainingColumn(), console=self.console, transient=False)
+            progress.start()
+            task = progress.add_task(label, total=total, completed=n_cached, cached=n_cached, errors=0)
+        errors = 0
+
+        async def worker():
+            nonlocal errors
+            for key, req in it:
+                resp = await self._send_one(key, req)
+                lab["sent"] += 1
+                self.store.put(resp, role=req.role, request_json=None)
+                if resp.ok:
+                    self.stats.ok += 1
+                    self._consecutive_errors = 0
+                else:
+                    self._consecutive_errors += 1
+                    self.last_error = resp.error
+                    errors += 1
+                    self.stats.errors += 1
+                    lab["errors"] += 1
+                if progress is not None:
+                    progress.update(task, advance=1, errors=errors)
+                if self.abort_after and self._consecutive_errors >= self.abort_after and self.stats.ok == 0:
+                    raise EndpointDown(f"giving up after {self._consecutive_errors} failed requests in a row and "
+                                       f"none answered (replies stored so far are kept); last error: {resp.error}")
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(todo)))))
+        finally:
+            if progress is not None:
+                progress.stop()
+
+    async def _send_one(self, key: str, req: Request) -> StoredResponse:
+        backend = self.backends[req.role]
+        attempt = 0
+        while True:
+            self.stats.sent += 1
+            t = time.perf_counter()
+            try:
+                c = await backend.generate(req)
+            except TransportError as exc:
+                if exc.retryable and attempt < self.retry.max_retries:
+                    self.stats.retries += 1
+                    await asyncio.sleep(self.retry.delay(attempt, exc.retry_after, self._rng))
+                    attempt += 1
+                    continue
+                return StoredResponse(key=key, request_id=req.id, status="error", text=None, error=str(exc),
+                                      attempts=attempt + 1, latency_s=time.perf_counter() - t)
+            return StoredResponse(key=key, request_id=req.id, status="ok", text=c.text, reasoning=c.reasoning,
+                                  attempts=attempt + 1, latency_s=time.perf_counter() - t,
+                                  finish_reason=c.finish_reason, usage=c.usage)

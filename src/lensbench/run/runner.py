@@ -1,0 +1,203 @@
+"""One benchmark run, end to end: load -> evaluate (engine) -> aggregate -> run folder files.
+
+Run folder layout (``--out``):
+
+* ``responses.sqlite`` — the run store (source of truth; see :mod:`lensbench.store`).
+* ``run.json`` — the manifest: benchmark, options, data fingerprint, model spec and
+  fingerprint, generation overrides, seed, lensbench version, timings, counts. Never API keys.
+* ``samples.jsonl`` — one scored record per unit (raw reply kept, parsed answer, status).
+* ``result.json`` — metrics and counts (what ``lensbench report`` reads).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from lensbench import __version__
+from lensbench.backends.base import Backend, BackendConfig
+from lensbench.backends.providers import make_backend
+from lensbench.benchmarks.base import Benchmark, RunContext, RunResult
+from lensbench.run.engine import Engine, RetryPolicy
+from lensbench.core.errors import ConfigError
+from lensbench.run.store import RunStore
+
+__all__ = ["RunSettings", "run_benchmark", "load_result"]
+
+
+class RunSettings(BaseModel):
+    """Options every ``lensbench run <benchmark>`` takes (the CLI's shared flags).
+
+    Units: ``timeout_s`` seconds per request; ``image_max_side`` pixels; ``limit`` = first N
+    samples (after loading, in file order).
+    """
+
+    model: str = Field(description="model backend spec: openai:MODEL, replay:PATH, random, constant:ANSWER, ...")
+    out: Path = Field(description="run folder (created; an existing one is resumed)")
+    data_dir: Path = Field(description="the benchmark's data folder (official release layout)")
+    model_name: str | None = Field(default=None, description="display name in reports (default: from the backend)")
+    base_url: list[str] = Field(default_factory=list, description="OpenAI-compatible endpoint(s); repeat to spread requests")
+    api_key_env: str = Field(default="OPENAI_API_KEY", description="environment variable holding the API key")
+    replay_model: str | None = Field(default=None, description="model to take from a multi-model replay file")
+    judge_model: str | None = Field(default=None, description="judge / answer-parser backend spec")
+    judge_base_url: list[str] = Field(default_factory=list, description="judge endpoint(s)")
+    judge_api_key_env: str = Field(default="OPENAI_API_KEY", description="environment variable with the judge's key")
+    concurrency: int = Field(default=8, ge=1, description="requests in flight at most")
+    limit: int | None = Field(default=None, ge=1, description="evaluate only the first N samples")
+    seed: int = Field(default=0, description="run seed (baselines, shuffles, sampling)")
+    temperature: float | None = Field(default=None, ge=0, description="override the protocol's temperature")
+    max_tokens: int | None = Field(default=None, gt=0, description="max new tokens per reply")
+    top_p: float | None = Field(default=None, gt=0, le=1, description="nucleus sampling top-p")
+    thinking: bool | None = Field(default=None, description="set chat_template_kwargs.enable_thinking on servers that take it")
+    extra_body: str | None = Field(default=None, description="JSON object merged into each request body")
+    image_format: str = Field(default="jpeg", description="image transport encoding: jpeg or png")
+    image_max_side: int | None = Field(default=None, ge=16, description="downscale images to this longest side (px)")
+    timeout_s: float = Field(default=120.0, gt=0, description="per-request timeout (s)")
+    max_retries: int = Field(default=6, ge=0, description="retries of a failed call (timeouts, 429, 5xx, dropped)")
+    progress: bool = Field(default=True, description="show the progress bar")
+
+    def overrides(self) -> dict[str, Any]:
+        """Generation-parameter overrides given by the user (None = keep the protocol's)."""
+        extra: dict[str, Any] = {}
+        if self.extra_body:
+            try:
+                extra = json.loads(self.extra_body)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"--extra-body is not valid JSON: {exc}") from None
+            if not isinstance(extra, dict):
+                raise ConfigError("--extra-body must be a JSON object")
+        if self.thinking is not None:
+            ctk = dict(extra.get("chat_template_kwargs", {}))
+            ctk["enable_thinking"] = self.thinking
+            extra["chat_template_kwargs"] = ctk
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens, "top_p": self.top_p,
+                "extra_body": extra}
+
+
+def _fingerprint(samples: list[Any]) -> str:
+    h = hashlib.sha256()
+    for s in samples:
+        h.update(repr(s).encode("utf-8", "replace"))
+    return h.hexdigest()[:16]
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    tmp.replace(path)
+
+
+def build_backends(bench: Benchmark, s: RunSettings) -> dict[str, Backend]:
+    """The ``model`` (and, if given, ``judge``) backends for a run. Raises ConfigError."""
+    cfg = BackendConfig(base_urls=s.base_url, api_key_env=s.api_key_env, timeout_s=s.timeout_s,
+                        image_format=s.image_format, image_max_side=s.image_max_side, replay_model=s.replay_model,
+                        seed=s.seed, answer_space=bench.answer_space)
+    backends = {"model": make_backend(s.model, cfg)}
+    judge = s.judge_model or bench.judge_spec()
+    if judge:
+        jcfg = cfg.model_copy(update={"base_urls": s.judge_base_url, "api_key_env": s.judge_api_key_env,
+                                      "replay_model": None})
+        backends["judge"] = make_backend(judge, jcfg)
+    return backends
+
+
+def run_benchmark(bench: Benchmark, settings: RunSettings, *, console=None) -> RunResult:
+    """Run ``bench`` as configured and write the run folder; returns the :class:`RunResult`.
+
+    Resuming: an existing run folder of the same benchmark and model is continued (only
+    requests without a stored reply are sent). Raises ConfigError when the folder holds a
+    different benchmark or model, DataError for bad data (nothing stored is lost).
+    """
+    s = settings
+    out = Path(s.out)
+    data_dir = Path(s.data_dir)
+    if not data_dir.exists():
+        raise ConfigError(f"--data-dir {data_dir} does not exist")
+    samples = bench.load(data_dir)
+    if s.limit:
+        samples = samples[: s.limit]
+    backends = build_backends(bench, s)
+    model_name = s.model_name or backends["model"].display_name or s.model
+    manifest_path = out / "run.json"
+    if manifest_path.exists():
+        try:
+            old = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{manifest_path}: unreadable manifest ({exc}); use another --out") from None
+        if old.get("benchmark") != bench.name:
+            raise ConfigError(f"{out} holds a {old.get('benchmark')!r} run; use another --out for {bench.name!r}")
+        if old.get("model_fingerprint") != backends["model"].fingerprint:
+            raise ConfigError(f"{out} holds a run of model {old.get('model_spec')!r} "
+                              f"({old.get('model_fingerprint')}); use another --out for {s.model!r}")
+    out.mkdir(parents=True, exist_ok=True)
+    store = RunStore(out)
+    engine = Engine(backends, store, concurrency=s.concurrency, retry=RetryPolicy(max_retries=s.max_retries),
+                    progress=s.progress, console=console, seed=s.seed)
+    manifest: dict[str, Any] = {
+        "benchmark": bench.name, "lensbench_version": __version__, "python": platform.python_version(),
+        "data_dir": str(data_dir.resolve()), "data_fingerprint": _fingerprint(samples), "n_samples": len(samples),
+        "model_spec": s.model, "model_name": model_name, "model_fingerprint": backends["model"].fingerprint,
+        "judge_spec": s.judge_model or bench.judge_spec(), "judge_fingerprint": backends["judge"].fingerprint if "judge" in backends else None,
+        "base_urls": s.base_url, "generation_overrides": s.overrides(), "seed": s.seed, "limit": s.limit,
+        "options": bench.options.model_dump(mode="json"), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    _write_json(manifest_path, manifest)
+
+    async def _gen(requests, label):
+        return await engine.run(requests, label)
+
+    ctx = RunContext(run_dir=out, data_dir=data_dir, seed=s.seed, generate=_gen, has_judge="judge" in backends,
+                     model_name=model_name, param_overrides=s.overrides(), console=console,
+                     image_max_side=s.image_max_side, image_format=s.image_format)
+
+    async def _main():
+        try:
+            return await bench.evaluate(samples, ctx)
+        finally:
+            for b in backends.values():
+                await b.aclose()
+
+    t0 = time.time()
+    try:
+        records = asyncio.run(_main())
+    finally:
+        manifest["engine"] = vars(engine.stats) | {"by_label": engine.stats.by_label}
+        manifest["store_counts"] = store.counts()
+        manifest["wall_s"] = round(time.time() - t0, 3)
+        _write_json(manifest_path, manifest)
+        store.close()
+    metrics, counts = bench.aggregate(records)
+    with (out / "samples.jsonl").open("w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
+    first_error = next((r.get("error") for r in records if r.get("status") == "error"), None)
+    result = RunResult(benchmark=bench.name, model=model_name, metrics=metrics, counts=counts,
+                       options=bench.options.model_dump(mode="json"), complete=counts.get("n_error", 0) == 0,
+                       run_dir=str(out), extra={"first_error": first_error} if first_error else {})
+    _write_json(out / "result.json", result.to_json())
+    manifest["counts"] = counts
+    manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    _write_json(manifest_path, manifest)
+    return result
+
+
+def load_result(run_dir: str | Path) -> RunResult:
+    """The :class:`RunResult` stored in ``run_dir/result.json``.
+
+    Raises ConfigError naming the folder when it holds no finished result.
+    """
+    p = Path(run_dir) / "result.json"
+    if not p.is_file():
+        raise ConfigError(f"{run_dir}: no result.json (not a lensbench run folder, or the run has not finished)")
+    try:
+        return RunResult.from_json(json.loads(p.read_text(encoding="utf-8")))
+    except (json.JSONDecodeError, KeyError) as exc:
+        raise ConfigError(f"{p}: unreadable result ({exc})") from None
+

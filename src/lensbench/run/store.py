@@ -1,0 +1,109 @@
+"""The run store: one SQLite database (WAL) per run folder, one row per response.
+
+The store is the source of truth: each response is committed the moment it arrives, so a
+killed run loses at most the requests in flight; a re-run sends only requests without a stored
+``ok`` response (errors are retried). Rows are keyed by the request's content hash, so identical
+requests are sent once.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from lensbench.core.types import StoredResponse
+
+__all__ = ["RunStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    request_id TEXT NOT NULL,
+    role TEXT NOT NULL DEFAULT 'model',
+    status TEXT NOT NULL CHECK (status IN ('ok', 'error')),
+    text TEXT,
+    reasoning TEXT,
+    error TEXT,
+    attempts INTEGER NOT NULL DEFAULT 1,
+    latency_s REAL,
+    finish_reason TEXT,
+    usage TEXT,
+    request TEXT,
+    created REAL NOT NULL
+);
+"""
+
+
+class RunStore:
+    """SQLite (WAL) store of responses at ``<run_dir>/responses.sqlite``.
+
+    Not thread-safe: use it from one thread (the engine's event loop).
+    """
+
+    FILENAME = "responses.sqlite"
+
+    def __init__(self, run_dir: str | Path):
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.run_dir / self.FILENAME
+        self._db = sqlite3.connect(self.path, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the database (idempotent)."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> "RunStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, StoredResponse]:
+        """Stored rows for the given keys (missing keys are absent from the result)."""
+        out: dict[str, StoredResponse] = {}
+        keys = list(dict.fromkeys(keys))
+        for i in range(0, len(keys), 500):
+            chunk = keys[i: i + 500]
+            q = f"SELECT key, request_id, status, text, reasoning, error, attempts, latency_s, finish_reason, usage FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
+            for row in self._db.execute(q, chunk):
+                out[row[0]] = StoredResponse(key=row[0], request_id=row[1], status=row[2], text=row[3],
+                                             reasoning=row[4], error=row[5], attempts=row[6], latency_s=row[7],
+                                             finish_reason=row[8], usage=json.loads(row[9]) if row[9] else {})
+        return out
+
+    def put(self, resp: StoredResponse, *, role: str = "model", request_json: str | None = None) -> None:
+        """Insert or replace one row and commit it at once (an ``ok`` row is never replaced by an error)."""
+        if resp.status == "error":
+            cur = self._db.execute("SELECT status FROM responses WHERE key = ?", (resp.key,)).fetchone()
+            if cur is not None and cur[0] == "ok":
+                return
+        self._db.execute(
+            "INSERT OR REPLACE INTO responses (key, request_id, role, status, text, reasoning, error, attempts, "
+            "latency_s, finish_reason, usage, request, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (resp.key, resp.request_id, role, resp.status, resp.text, resp.reasoning, resp.error, resp.attempts,
+             resp.latency_s, resp.finish_reason, json.dumps(resp.usage) if resp.usage else None, request_json,
+             time.time()),
+        )
+
+    def counts(self) -> dict[str, int]:
+        """``{"ok": n, "error": n}`` over all rows."""
+        out = {"ok": 0, "error": 0}
+        for status, n in self._db.execute("SELECT status, COUNT(*) FROM responses GROUP BY status"):
+            out[status] = n
+        return out
+
+    def iter_rows(self) -> Iterable[dict]:
+        """All rows as dicts (for export), in insertion order."""
+        cur = self._db.execute("SELECT key, request_id, role, status, text, reasoning, error, attempts, latency_s, "
+                               "request FROM responses ORDER BY rowid")
+        cols = [d[0] for d in cur.description]
+        for row in cur:
+            yield dict(zip(cols, row))

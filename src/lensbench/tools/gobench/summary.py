@@ -1,0 +1,189 @@
+"""GOBench generation summaries: per-generator means (Table 2), PLCC/SRCC between the three
+dimensions (Table 1) and inter-rater agreement (Krippendorff's alpha, ``krippendorff`` package).
+
+Per image, a source's score is the mean over its raters (Sec. 2.2); Table 2 averages those per
+generator; Table 1 correlates the per-image means between dimensions over all images
+(scipy.stats.pearsonr / spearmanr). Alpha is computed over the raters x images matrix (interval
+level for the three scores; nominal for the 5 per-question answers, units = image x question).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lensbench.core.errors import DataError
+from lensbench.report.tables import render_table
+from lensbench.benchmarks.gobench.humans import RatingRow, read_rating_rows
+from lensbench.benchmarks.gobench.protocol import ANSWERS, DIM_TITLES, DIMENSIONS, scenario_of
+
+__all__ = ["rows_from_run", "parse_generator_map", "summarize", "render_summary", "krippendorff_alpha", "Source"]
+
+_PAIRS = (("aesthetics", "authenticity"), ("authenticity", "fidelity"), ("aesthetics", "fidelity"))
+
+
+@dataclass
+class Source:
+    """A set of ratings: ``name`` (``humans`` or a judge model), rows, and whether raters are people."""
+
+    name: str
+    rows: list[RatingRow]
+    human: bool = True
+
+
+def parse_generator_map(text: str | None) -> dict[str, str]:
+    """``"1=GPT-4o-Image,2=Seedream 3.0"`` -> ``{"1": "GPT-4o-Image", "2": "Seedream 3.0"}``. Raises ValueError."""
+    out: dict[str, str] = {}
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        k, sep, v = part.partition("=")
+        if not sep or not k.strip() or not v.strip():
+            raise ValueError(f"--generator-map entries look like 1=NAME, got {part!r}")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _generator(row: RatingRow, gmap: dict[str, str]) -> str:
+    if row.generator:
+        return row.generator
+    _scen, var = scenario_of(row.key if "/" in row.key else (row.record or row.key).replace("_images_", "_images/"))
+    if var:
+        return gmap.get(var, f"variant .{var}")
+    return "unknown"
+
+
+def rows_from_run(run_dir: Path) -> Source:
+    """Ratings an MLLM judge gave in a ``lensbench run gobench`` folder (``samples.jsonl``).
+
+    Raises DataError when the folder holds no GOBench samples.
+    """
+    run_dir = Path(run_dir)
+    p = run_dir / "samples.jsonl"
+    if not p.is_file():
+        raise DataError(run_dir, "no samples.jsonl (not a finished lensbench run)")
+    manifest = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").is_file() else {}
+    if manifest.get("benchmark") not in (None, "gobench"):
+        raise DataError(run_dir, f"holds a {manifest.get('benchmark')!r} run, not gobench")
+    name = manifest.get("model_name") or manifest.get("model_spec") or run_dir.name
+    gen = None
+    images_dir = (manifest.get("options") or {}).get("images_dir")
+    if images_dir:
+        gen = Path(images_dir).name
+    rows = []
+    for line in p.read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        if r.get("status") not in ("correct", "wrong"):
+            continue
+        s = r["scores"]
+        rows.append(RatingRow(key=r["image"], rater=name, answers=tuple(r.get("answers") or ()),
+                              authenticity=s["authenticity"], aesthetics=s["aesthetics"], fidelity=s["fidelity"],
+                              generator=gen if not r.get("variant") else None, record=r["id"]))
+    return Source(name=f"judge: {name}", rows=rows, human=False)
+
+
+def krippendorff_alpha(matrix: np.ndarray, level: str) -> float | None:
+    """Krippendorff's alpha of a raters x units matrix (NaN = missing) at ``level``
+    (``interval`` | ``nominal``); None when fewer than 2 raters or no unit has 2 ratings."""
+    import krippendorff
+
+    if matrix.shape[0] < 2 or not np.any(np.sum(~np.isnan(matrix), axis=0) >= 2):
+        return None
+    try:
+        return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def summarize(sources: Sequence[Source], gmap: dict[str, str] | None = None) -> dict[str, Any]:
+    """Tables 1-2 and agreement per source. Returns ``{source: {"table2": {generator: {dim: mean,
+    "n": images}}, "table1": {pair: {PLCC, SRCC, n}}, "alpha": {dim or "answers": alpha},
+    "n_raters": k, "n_images": n}}``."""
+    from lensbench.benchmarks.gobench.benchmark import correlation
+
+    gmap = gmap or {}
+    out: dict[str, Any] = {}
+    for src in sources:
+        per_img: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+        gen_of: dict[str, str] = {}
+        for r in src.rows:
+            gen_of[r.key] = _generator(r, gmap)
+            for d in DIMENSIONS:
+                v = getattr(r, d)
+                if v is not None:
+                    per_img[r.key][d].append(v)
+        means = {k: {d: float(np.mean(v[d])) for d in DIMENSIONS if v.get(d)} for k, v in per_img.items()}
+        t2: dict[str, dict[str, Any]] = {}
+        for gen in sorted(set(gen_of.values())):
+            ks = [k for k in means if gen_of[k] == gen]
+            t2[gen] = {DIM_TITLES[d]: (float(np.mean([means[k][d] for k in ks if d in means[k]]))
+                                       if any(d in means[k] for k in ks) else None) for d in DIMENSIONS}
+            t2[gen]["n"] = len(ks)
+        t1 = {}
+        for a, b in _PAIRS:
+            ks = [k for k in means if a in means[k] and b in means[k]]
+            t1[f"{DIM_TITLES[a]} vs {DIM_TITLES[b]}"] = correlation([means[k][a] for k in ks], [means[k][b] for k in ks])
+        raters = sorted({r.rater for r in src.rows if r.rater})
+        keys = sorted(per_img)
+        alpha: dict[str, float | None] = {}
+        if len(raters) >= 2:
+            ri, ki = {r: i for i, r in enumerate(raters)}, {k: i for i, k in enumerate(keys)}
+            for d in DIMENSIONS:
+                m = np.full((len(raters), len(keys)), np.nan)
+                for r in src.rows:
+                    if r.rater and getattr(r, d) is not None:
+                        m[ri[r.rater], ki[r.key]] = getattr(r, d)
+                alpha[DIM_TITLES[d]] = krippendorff_alpha(m, "interval")
+            code = {a: i for i, a in enumerate(ANSWERS)}
+            m = np.full((len(raters), len(keys) * 5), np.nan)
+            for r in src.rows:
+                if r.rater:
+                    for qi, a in enumerate(r.answers or ()):
+                        if a is not None:
+                            m[ri[r.rater], ki[r.key] * 5 + qi] = code[a]
+            alpha["Answers (nominal)"] = krippendorff_alpha(m, "nominal")
+        out[src.name] = {"table2": t2, "table1": t1, "alpha": alpha, "n_raters": len(raters), "n_images": len(keys)}
+    return out
+
+
+def render_summary(summary: dict[str, Any], fmt: str = "md", with_paper: bool = False) -> str:
+    """Tables 2 and 1 and the agreement table, as ``md`` or ``csv``."""
+    from lensbench.benchmarks.gobench.benchmark import GOBench
+
+    dims = ["Aesthetics", "Fidelity", "Authenticity"]
+    rows = []
+    if with_paper:
+        rows += [["paper (human experts)", p["generator"], *[p[d] for d in dims], None] for p in GOBench.paper_table(2)["rows"]]
+    for name, s in summary.items():
+        for gen, t in s["table2"].items():
+            rows.append([name, gen, *[t.get(d) for d in dims], t["n"]])
+    parts = [render_table(["rated by", "generator", *dims, "images"], rows, fmt,
+                          title="Average evaluation scores per generator (Table 2 layout)")]
+    rows = []
+    if with_paper:
+        rows += [["paper (human experts)", p["pair"], p["PLCC"], p["SRCC"], None] for p in GOBench.paper_table(1)["rows"]]
+    for name, s in summary.items():
+        for pair, c in s["table1"].items():
+            rows.append([name, pair, c["PLCC"], c["SRCC"], c["n"]])
+    parts.append(render_table(["rated by", "pair", "PLCC", "SRCC", "images"], rows, fmt,
+                              title="Correlation between rating dimensions (Table 1 layout)", digits=4))
+    cols = ["Authenticity", "Aesthetics", "Fidelity", "Answers (nominal)"]
+    parts.append(render_table(["rated by", "raters", "images", *[f"alpha {c}" for c in cols]],
+                              [[n, s["n_raters"], s["n_images"], *[s["alpha"].get(c) for c in cols]]
+                               for n, s in summary.items()], fmt,
+                              title="Inter-rater agreement (Krippendorff's alpha; interval for scores, nominal for answers)",
+                              digits=4))
+    return "\n".join(parts)
+
+
+def load_sources(ratings: Sequence[Path], runs: Sequence[Path]) -> list[Source]:
+    """Rating files (one human source per file, named by the file) and judge runs."""
+    out = [Source(name=f"humans: {Path(p).name}", rows=read_rating_rows(p)) for p in ratings]
+    out += [rows_from_run(Path(r)) for r in runs]
+    return out
