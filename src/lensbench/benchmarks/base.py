@@ -15,6 +15,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from lensbench.core.errors import ConfigError
+from lensbench.core.records import SampleRecord
+from lensbench.core.results import RunResult
 from lensbench.core.types import GenParams, Request, StoredResponse
 
 __all__ = ["Benchmark", "RunContext", "RunResult"]
@@ -75,50 +78,15 @@ class RunContext:
         return await self._generate(list(requests), label)
 
 
-@dataclass
-class RunResult:
-    """A finished (or partial) run's summary, as written to ``result.json``.
-
-    ``metrics`` maps metric name -> {column -> value in percent (or the metric's unit)};
-    ``counts`` has at least ``n`` (scored units), ``n_unparseable``, ``n_error``.
-    """
-
-    benchmark: str
-    model: str
-    metrics: dict[str, Any]
-    counts: dict[str, Any]
-    options: dict[str, Any] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
-    complete: bool = True
-    run_dir: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-able dict (the ``--format json`` document of a single run)."""
-        return {
-            "benchmark": self.benchmark,
-            "model": self.model,
-            "complete": self.complete,
-            "metrics": self.metrics,
-            "counts": self.counts,
-            "options": self.options,
-            "extra": self.extra,
-            "run_dir": self.run_dir,
-        }
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "RunResult":
-        """Inverse of :meth:`to_json`. Raises KeyError naming a missing field."""
-        return cls(benchmark=d["benchmark"], model=d["model"], metrics=d["metrics"], counts=d["counts"],
-                   options=d.get("options", {}), extra=d.get("extra", {}), complete=d.get("complete", True),
-                   run_dir=d.get("run_dir", ""))
-
-
 class Benchmark(ABC):
-    """Base class of a benchmark.
+    """Base class of a benchmark: load -> expand -> score -> aggregate -> tables.
 
     Subclasses set ``name`` (CLI name, e.g. ``"rgb-th-bench"``), ``title``, ``Options`` (a
     pydantic model whose fields become ``lensbench run NAME`` flags) and implement
-    :meth:`load`, :meth:`evaluate`, :meth:`aggregate` and :meth:`render`.
+    :meth:`load`, :meth:`expand`, :meth:`score`, :meth:`aggregate` and :meth:`tables`. The
+    default :meth:`evaluate` sends the expanded requests through the engine and scores the
+    replies; a benchmark with a judge/parser round overrides :meth:`evaluate` and uses
+    :mod:`lensbench.scoring.judges`.
     """
 
     name: ClassVar[str]
@@ -133,37 +101,48 @@ class Benchmark(ABC):
 
     @abstractmethod
     def load(self, data_dir: Path) -> list[Any]:
-        """Read the official release layout under ``data_dir`` into samples.
+        """Read the official release layout under ``data_dir`` into samples (never mutated later).
 
         Raises:
-            lensbench.errors.DataError: naming the file and field that is wrong or missing.
+            lensbench.core.errors.DataError: naming the file and field that is wrong or missing.
         """
 
-    @abstractmethod
-    async def evaluate(self, samples: list[Any], ctx: RunContext) -> list[dict[str, Any]]:
-        """Build requests, send them through ``ctx.generate``, parse and score.
+    def expand(self, samples: list[Any], ctx: RunContext) -> list[Request]:
+        """The model requests for ``samples`` (ids unique, order = protocol order)."""
+        raise NotImplementedError(f"{type(self).__name__} overrides evaluate() instead of expand()")
 
-        Returns one JSON-able record per scored unit with at least ``id`` and ``status``
-        (``correct`` | ``wrong`` | ``unparseable`` | ``error``); written to ``samples.jsonl``.
+    def score(self, samples: list[Any], requests: list[Request], replies: dict[str, StoredResponse],
+              ctx: RunContext) -> list[SampleRecord]:
+        """One :class:`SampleRecord` per scored unit from the replies (``{request.id: reply}``).
+
+        A missing or ``error`` reply gives an ``error`` record (never scored).
         """
+        raise NotImplementedError(f"{type(self).__name__} overrides evaluate() instead of score()")
+
+    async def evaluate(self, samples: list[Any], ctx: RunContext) -> list[SampleRecord]:
+        """expand -> engine -> score. Override for judge rounds (parser calls, pairwise knockout)."""
+        requests = self.expand(samples, ctx)
+        replies = await ctx.generate(requests, label=self.name)
+        return self.score(samples, requests, replies, ctx)
 
     @abstractmethod
-    def aggregate(self, records: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """``(metrics, counts)`` from the per-unit records (the paper's metrics, in percent)."""
+    def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(metrics, counts)`` from the records (the paper's metrics, in percent).
+
+        ``counts`` has at least ``n`` (scored units), ``n_unparseable`` and ``n_error``.
+        """
 
     def judge_spec(self) -> str | None:
         """A judge backend spec given through a benchmark option (used when ``--judge-model`` is absent)."""
         return None
 
-    def show(self, run_dir: Path, sample_id: str, out: Path | None = None) -> Path:
-        """Draw one scored sample of a finished run as a PNG; returns its path.
+    def draw(self, record: SampleRecord, out_png: Path) -> Path:
+        """Draw one scored sample as a PNG (``lensbench show``); returns its path.
 
-        Raises ConfigError when the benchmark has no visual check.
+        Raises ConfigError when the benchmark has nothing to draw.
         """
-        from lensbench.core.errors import ConfigError
-
-        raise ConfigError(f"'lensbench show' is not available for {self.name}")
+        raise ConfigError(f"'lensbench show' has nothing to draw for {self.name}")
 
     @abstractmethod
-    def render(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
+    def tables(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
         """The paper's table layout for one or more runs, as ``md`` or ``csv``."""

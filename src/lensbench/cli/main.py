@@ -136,7 +136,7 @@ def _print_report(bench, results, fmt: str, with_paper: bool) -> None:
         docs = [r.to_json() for r in results]
         out_console.print_json(json.dumps(docs[0] if len(docs) == 1 else docs, default=str))
     elif fmt in ("md", "csv"):
-        sys.stdout.write(bench.render(results, fmt=fmt, with_paper=with_paper))
+        sys.stdout.write(bench.tables(results, fmt=fmt, with_paper=with_paper))
         sys.stdout.flush()
     else:
         _fail(f"--format must be md, csv or json, got {fmt!r}")

@@ -28,7 +28,7 @@ __all__ = [
     "file_sha256",
 ]
 
-OutcomeStatus = Literal["correct", "wrong", "unparseable", "error"]
+OutcomeStatus = Literal["correct", "wrong", "unparseable", "error", "scored"]
 
 _SHA_CACHE: dict[tuple[str, int, int], str] = {}
 
@@ -75,11 +75,18 @@ class ImagePart(BaseModel):
     type: Literal["image"] = "image"
     path: str
     sha256: str = ""
+    #: for a video frame: the source video's path and the frame's time in seconds (logged in the
+    #: sample record; not part of the request key, which hashes the frame's pixels).
+    video: str | None = None
+    t_s: float | None = None
 
     @classmethod
-    def of(cls, path: str | Path) -> "ImagePart":
-        """Image part for ``path`` with its content hash. Raises FileNotFoundError naming the file."""
-        return cls(path=str(path), sha256=file_sha256(path))
+    def of(cls, path: str | Path, *, video: str | None = None, t_s: float | None = None) -> "ImagePart":
+        """Image part for ``path`` with its content hash. Raises FileNotFoundError naming the file.
+
+        ``video``/``t_s`` mark a decoded video frame (source video path, time in seconds).
+        """
+        return cls(path=str(path), sha256=file_sha256(path), video=video, t_s=t_s)
 
 
 class Message(BaseModel):

@@ -28,6 +28,7 @@ from lensbench.benchmarks.base import Benchmark, RunContext, RunResult
 from lensbench.run.engine import Engine, RetryPolicy
 from lensbench.core.errors import ConfigError
 from lensbench.run.store import RunStore
+from lensbench.core.records import SampleRecord
 
 __all__ = ["RunSettings", "run_benchmark", "load_result"]
 
@@ -176,8 +177,8 @@ def run_benchmark(bench: Benchmark, settings: RunSettings, *, console=None) -> R
     metrics, counts = bench.aggregate(records)
     with (out / "samples.jsonl").open("w", encoding="utf-8") as fh:
         for r in records:
-            fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")
-    first_error = next((r.get("error") for r in records if r.get("status") == "error"), None)
+            fh.write(json.dumps(r.line() if isinstance(r, SampleRecord) else r, ensure_ascii=False, default=str) + "\n")
+    first_error = next((_first_error(r) for r in records if _first_error(r)), None)
     result = RunResult(benchmark=bench.name, model=model_name, metrics=metrics, counts=counts,
                        options=bench.options.model_dump(mode="json"), complete=counts.get("n_error", 0) == 0,
                        run_dir=str(out), extra={"first_error": first_error} if first_error else {})
@@ -186,6 +187,12 @@ def run_benchmark(bench: Benchmark, settings: RunSettings, *, console=None) -> R
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     _write_json(manifest_path, manifest)
     return result
+
+
+def _first_error(r) -> str | None:
+    if isinstance(r, SampleRecord):
+        return r.error if r.outcome == "error" else None
+    return r.get("error") if r.get("status") == "error" else None
 
 
 def load_result(run_dir: str | Path) -> RunResult:

@@ -43,6 +43,7 @@ from lensbench.report.tables import render_table
 from lensbench.core.types import ImagePart, Message, Request, TextPart
 from lensbench.benchmarks.base import Benchmark, RunContext, RunResult
 from lensbench.core.resources import read_text
+from lensbench.scoring.metrics import correlation, mean as _mean
 
 __all__ = ["GOBench", "CriticAnswerSpace", "correlation"]
 
@@ -69,21 +70,6 @@ class CriticAnswerSpace(Sequence):
             ans.append(self._ANS[i % 3])
             i //= 3
         return json.dumps({"realityAnswers_Eval": ans, "aestheticsRating_Eval": aes, "consistencyRating_Eval": fid})
-
-
-def correlation(x: Sequence[float], y: Sequence[float]) -> dict[str, float | None]:
-    """``{"PLCC": r, "SRCC": rho, "n": n}`` (scipy.stats.pearsonr / spearmanr); None when n < 3 or
-    either side is constant."""
-    from scipy import stats
-
-    n = len(x)
-    if n < 3 or len(set(x)) < 2 or len(set(y)) < 2:
-        return {"PLCC": None, "SRCC": None, "n": n}
-    return {"PLCC": float(stats.pearsonr(x, y)[0]), "SRCC": float(stats.spearmanr(x, y)[0]), "n": n}
-
-
-def _mean(v: Sequence[float]) -> float | None:
-    return sum(v) / len(v) if v else None
 
 
 class GOBench(Benchmark):
@@ -328,6 +314,10 @@ class GOBench(Benchmark):
         """Table ``n`` (1, 2 or 3) of the paper, from ``lensbench/data/gobench_paper_table{n}.json``."""
         text = read_text(__package__, "paper", f"table{n}.json")
         return json.loads(text)
+
+    def tables(self, results, fmt: str = "md", with_paper: bool = False) -> str:
+        """See :meth:`Benchmark.tables` (transition alias of :meth:`render`)."""
+        return self.render(results, fmt, with_paper)
 
     def render(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
         """Table 3 (SPS %), per-category SPS, model-vs-human correlation, question agreement, means, counts."""

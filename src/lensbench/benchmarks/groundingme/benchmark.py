@@ -1171,6 +1171,10 @@ class GroundingME(Benchmark):
         return metrics, counts
 
     # -- rendering
+    def tables(self, results, fmt: str = "md", with_paper: bool = False) -> str:
+        """See :meth:`Benchmark.tables` (transition alias of :meth:`render`)."""
+        return self.render(results, fmt, with_paper)
+
     def render(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
         """Table 3 (Acc@0.5 per L-2/L-1/Total), Table 8 (Acc@0.75/0.9/mAcc), a rejection and
         parse table, and Table 4 rows for best-of-N runs. ``with_paper`` adds the paper's rows

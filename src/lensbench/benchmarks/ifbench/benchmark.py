@@ -767,6 +767,10 @@ class IFBench(Benchmark):
             f["thinking"] = bool(th)
         return f
 
+    def tables(self, results, fmt: str = "md", with_paper: bool = False) -> str:
+        """See :meth:`Benchmark.tables` (transition alias of :meth:`render`)."""
+        return self.render(results, fmt, with_paper)
+
     def render(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
         """Table 2 row(s) (+ the paper's row for the same model name with ``with_paper``), per
         language (Fig. 9), strict vs soft (Tab. 7), judgment counts, and for several runs: input

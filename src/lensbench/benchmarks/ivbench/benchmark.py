@@ -694,6 +694,10 @@ class IVBench(Benchmark):
         text = read_text(__package__, "paper", "table2.json")
         return json.loads(text)["rows"]
 
+    def tables(self, results, fmt: str = "md", with_paper: bool = False) -> str:
+        """See :meth:`Benchmark.tables` (transition alias of :meth:`render`)."""
+        return self.render(results, fmt, with_paper)
+
     def render(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
         """Table 2 layout (one row per run and config), counts, and the sweep table, as md or csv."""
         cols = ["Model", *TABLE2_COLUMNS]

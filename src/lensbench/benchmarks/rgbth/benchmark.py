@@ -310,6 +310,10 @@ class RGBThBench(Benchmark):
         text = read_text(__package__, "paper", "table3.json")
         return json.loads(text)["rows"]
 
+    def tables(self, results, fmt: str = "md", with_paper: bool = False) -> str:
+        """See :meth:`Benchmark.tables` (transition alias of :meth:`render`)."""
+        return self.render(results, fmt, with_paper)
+
     def render(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
         """Table 3 (group QAcc/SAcc), Fig. 4/5 per-skill tables and the counts, as md or csv."""
         cols3 = ["Model", "RGB-Txt QAcc", "RGB-Txt SAcc", "RGB-Th-Txt QAcc", "RGB-Th-Txt SAcc", "Overall QAcc",
