@@ -15,7 +15,7 @@ __all__ = ["TOOL_GROUPS", "mount_tools"]
 TOOL_GROUPS: list[tuple[str, str]] = [
     ("genvip", "lensbench.tools.genvip.cli:genvip_app"),
     ("gobench", "lensbench.tools.gobench.cli:gobench_app"),
-    ("ivbench", "lensbench.benchmarks.ivbench.benchmark:ivbench_app"),
+    ("ivbench", "lensbench.tools.ivbench.cli:ivbench_app"),
     ("groundingme", "lensbench.benchmarks.groundingme.benchmark:groundingme_app"),
 ]
 

@@ -242,12 +242,13 @@ async def synthesize(items: Sequence[VideoQAItem], videos_dir: Path, out_file: P
 
     ``generate(requests, label) -> {id: StoredResponse}`` is the engine (rewrite requests use
     role ``model``, filter requests role ``judge``); ``frame_cache`` a
-    :class:`~lensbench.ivbench.frames.FrameCache`. Returns counts per outcome: ``n_input``,
+    :class:`~lensbench.media.frame_cache.FrameCache`. Returns counts per outcome: ``n_input``,
     ``n_no_entity`` (rewrite gave none / unparseable), ``n_error`` (transport), ``n_answerable``
     (filtered out), ``n_judge_unparseable``, ``n_video_error``, ``n_written``. Items without a
     ``question_type`` get ``default_question_type`` (IV-Bench's loader needs one of its 13 tasks).
     """
-    from lensbench.media.video import FrameSpec, VideoError
+    from lensbench.media.frame_cache import FrameSpec
+    from lensbench.media.video import VideoError
 
     params = params or GenParams(temperature=0.0, max_tokens=512)
     counts = defaultdict(int)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from lensbench.benchmarks.ivbench.benchmark import load_queries
+from lensbench.benchmarks.ivbench.data import load_queries
 from lensbench.core.errors import ConfigError
 from lensbench.tools.ivbench.download import download_videos, read_ids
 from lensbench.tools.ivbench.synth import SimpleColorEmbedder, make_embedder

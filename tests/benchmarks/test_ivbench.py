@@ -10,9 +10,15 @@ from pathlib import Path
 import pytest
 
 from lensbench.benchmarks.base import RunResult
-from lensbench.benchmarks.ivbench.benchmark import (FIG4B_PAIRS, IVBench, Query, build_options, build_text, load_queries,
-                                          parse_choice, sweep_configs)
+from lensbench.benchmarks.ivbench.benchmark import IVBench
+from lensbench.benchmarks.ivbench.data import Query, load_queries
+from lensbench.benchmarks.ivbench.options import build_options
+from lensbench.benchmarks.ivbench.parse import parse_choice
+from lensbench.benchmarks.ivbench.prompts import build_text
+from lensbench.benchmarks.ivbench.report import paper_rows
+from lensbench.benchmarks.ivbench.sweep import FIG4B_PAIRS, sweep_configs
 from lensbench.core.errors import ConfigError, DataError
+from lensbench.core.records import SampleRecord
 
 TASKS_BY_GROUP = {
     "Perception": ["Existence", "Reverse Existence", "NLI", "Spatial relationship", "Keyframe extraction",
@@ -63,8 +69,10 @@ def test_real_file_options(jsonl, raw_items):
         opts = ch.as_dict
         assert list(opts) == [chr(ord("a") + i) for i in range(len(opts))]
         assert len(opts) == len(distinct) + 1
-        assert list(opts.values()).count(answer) == 1 and opts[ch.correct] == answer
-        assert set(opts.values()) == distinct | {answer}
+        stripped = [v.strip() for v in opts.values()]
+        assert stripped.count(answer) == 1 and opts[ch.correct] == raw["answer"]  # the answer's bytes as released
+        assert set(stripped) == distinct | {answer}
+        assert set(opts.values()) <= set(raw["distractors"]) | {raw["answer"]}  # every text as released
         assert ch.dup_answer == ds.count(answer)
         letters[ch.correct] += 1
         # deterministic per item; another seed gives another order for most items
@@ -132,9 +140,11 @@ def test_sweep_configs():
 
 def _rec(task, status, n_options=10, frames=32, resolution=None, i=[0]):
     i[0] += 1
-    return {"id": f"v{i[0]}/0", "video_id": f"v{i[0]}", "data_id": 0, "task": task, "status": status,
-            "n_options": n_options, "frames": frames, "resolution": resolution, "dup_answer_removed": 0,
-            "dup_distractor_removed": 0, "empty_distractor_removed": 0}
+    return SampleRecord(benchmark="iv-bench", sample_id=f"v{i[0]}/0", outcome=status,
+                        labels={"task": task, "video_id": f"v{i[0]}", "data_id": 0, "frames": frames,
+                                "resolution": resolution},
+                        extra={"n_options": n_options, "dup_answer_removed": 0, "dup_distractor_removed": 0,
+                               "empty_distractor_removed": 0})
 
 
 def test_aggregate_is_sample_weighted():
@@ -153,13 +163,13 @@ def test_aggregate_is_sample_weighted():
     assert metrics["chance"]["R-Avg"] == pytest.approx(100 * (0.1 + 0.2) / 2)
     assert counts["n"] == 10 and counts["n_unparseable"] == 4 and counts["n_error"] == 1
     assert counts["per_task"]["Cnt."] == 1
-    out = bench.render([RunResult("iv-bench", "m", metrics, counts, complete=False)], "md", with_paper=True)
+    out = bench.tables([RunResult("iv-bench", "m", metrics, counts, complete=False)], "md", with_paper=True)
     assert "| m (32f@native) [incomplete: 1 errors] | 40.00 | 75.00 |" in out
     assert "| Qwen2.5-VL-72B (paper) | 28.90 |" in out
 
 
 def test_paper_table2_data():
-    rows = IVBench.paper_rows()
+    rows = paper_rows()
     assert len(rows) == 27
     p_cols, r_cols = ["Exist.", "RE", "NLI", "SR", "KE", "CO", "DE"], ["Cnt.", "AC", "TR", "STC", "IU", "Sum."]
     for r in rows:

@@ -82,17 +82,27 @@ def test_run_end_to_end(data_dir, tmp_path):
     assert not res.complete and c["n_items_duplicate_answer"] == 6
     assert res.metrics["accuracy"]["Overall"] == 50.0
     recs = [json.loads(x) for x in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
-    errs = [r for r in recs if r["status"] == "error"]
-    assert {r["video_id"] for r in errs} == {"vidC"} and all("vidC.mp4" in r["error"] for r in errs)
+    errs = [r for r in recs if r["outcome"] == "error"]
+    assert {r["labels"]["video_id"] for r in errs} == {"vidC"} and all("vidC.mp4" in r["error"] for r in errs)
+    assert all(r["extra"]["error_kind"] == "video" and r["request_id"] is None for r in errs)
     # video-first: 5 frames in time order (160x120), then the query image, then the text
     assert len(oracle.bodies) == 4
     for body in oracle.bodies:
         assert _sizes(body) == [(160, 120)] * 5 + [QUERY_IMAGE_SIZE]
         assert body["messages"][0]["content"][-1]["type"] == "text"
         assert body["max_tokens"] == 1024 and body["temperature"] == 0.0
-    a0 = next(r for r in recs if r["id"] == "vidA/0")
-    assert a0["frame_indices"] == [4, 13, 23, 32, 42]  # seg = 47/5 = 9.4: int(4.7 + round(9.4 i))
-    assert a0["duration"] == pytest.approx(4.0)
+    a0 = next(r for r in recs if r["sample_id"] == "vidA/0")
+    assert a0["extra"]["frame_indices"] == [4, 13, 23, 32, 42]  # seg = 47/5 = 9.4: int(4.7 + round(9.4 i))
+    assert a0["extra"]["duration"] == pytest.approx(4.0)
+    # frames are logged as the video path and each frame's time (index / 12 fps), then the query image
+    content = a0["messages"][0]["content"]
+    assert [c["type"] for c in content] == ["video", "image", "text"]
+    assert content[0]["path"] == str(data_dir / "videos" / "vidA.mp4")
+    assert content[0]["timestamps"] == pytest.approx([4 / 12, 13 / 12, 23 / 12, 32 / 12, 42 / 12], abs=1e-6)
+    assert len(content[0]["frames"]) == 5 and content[1]["path"] == str(data_dir / "images" / "vidA_0_image.png")
+    assert a0["answer"] == a0["target"] and a0["outcome"] == "correct"
+    assert a0["labels"] == {"task": "Existence", "column": "Exist.", "group": "P", "video_id": "vidA", "data_id": 0,
+                            "granularity": "Whole Video", "frames": 5, "resolution": None, "config": "5f@native"}
     text = next(p["text"] for b in oracle.bodies for p in b["messages"][0]["content"]
                 if p["type"] == "text" and "vidA 0" in p["text"])
     assert "divided into 5 evenly spaced frames across its 4.0 seconds duration" in text
@@ -121,7 +131,7 @@ def test_sweep_shares_decodes_and_plots(data_dir, tmp_path):
         assert [(s["frames"], s["resolution"]) for s in sweep] == [(2, 30), (2, None), (4, 30), (4, None)]
         assert all(s["accuracy"]["Overall"] == 50.0 and s["n"] == 4 for s in sweep)
         assert (tmp_path / "sweep" / "ivbench_sweep.png").stat().st_size > 1000
-        report = bench.render([res], "md")
+        report = bench.tables([res], "md")
         assert "Frame / resolution sweep" in report and "| fake | 4 | 30 | 50.00 |" in report
         # a second run with the shared cache decodes nothing and sends nothing new
         bench2 = IVBench(IVBench.Options(frames="2,4", resolution="30,native", frame_cache=str(cache)))

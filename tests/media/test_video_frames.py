@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from lensbench.media.video import (FrameCache, FrameSpec, VideoError, centers_indices, decode_all, fps_indices,
+from lensbench.media.frame_cache import FrameCache, FrameSpec
+from lensbench.media.video import (VideoError, centers_indices, decode_all, fps_indices,
                                       frame_indices, linspace_indices, parse_rule, probe, read_frames,
                                       resize_short_side)
 from lensbench.testing.video import write_test_video

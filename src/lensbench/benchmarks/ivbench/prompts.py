@@ -1,0 +1,47 @@
+"""IV-Bench request text: Appendix C prefix + question + options + instruction (SPEC §3).
+
+Templates are data files beside this module (``prompts/video_first.txt``, ``image_first.txt``,
+``mcq.txt``), verbatim from the official ``inference.py`` (``IV_PROMPT_VIDEO_FIRST``,
+``IV_PROMPT_IMAGE_FIRST``, ``format_question`` + ``MULTI_CHOICE_PROMPT``).
+"""
+
+from __future__ import annotations
+
+from lensbench.benchmarks.ivbench.data import Query
+from lensbench.benchmarks.ivbench.options import Choices
+from lensbench.core.resources import read_text
+
+__all__ = ["PATTERNS", "TEXT_STYLES", "format_duration", "build_text"]
+
+#: Image orders of Sec. 4.3.1: frames+image+text, image+frames+text, frames+text (no image).
+PATTERNS = ("video-first", "image-first", "text-only")
+TEXT_STYLES = ("official", "clean")
+
+
+def _template(name: str) -> str:
+    raw = read_text(__package__, "prompts", f"{name}.txt")
+    return raw.split("-----\n", 1)[1].rstrip("\n")
+
+
+def format_duration(seconds: float) -> str:
+    """Duration as the official prompt shows it: Python ``str`` of ffprobe's float (6 decimals max)."""
+    return str(float(round(seconds, 6)))
+
+
+def build_text(q: Query, choices: Choices, *, pattern: str, frame_num: int, duration: float,
+               style: str = "official") -> str:
+    """The text part of a request (Appendix C prefix + question + options + instruction).
+
+    ``pattern``: ``video-first`` | ``image-first`` | ``text-only`` (text-only uses the
+    video-first prefix, as the official script does). ``frame_num``: frames sent; ``duration``:
+    container duration in seconds. ``style``: ``official`` (prefix directly followed by
+    ``question + "？"``, option texts as released, as the official code) or ``clean`` (newline
+    after the prefix, question as is, option texts stripped).
+    """
+    prefix = _template("image_first" if pattern == "image-first" else "video_first")
+    prefix = prefix.format(frame_num=int(frame_num), duration=format_duration(duration))
+    official = style == "official"
+    question = q.question + "？" if official else q.question.strip()
+    options = "\n".join(f"{k}. {v if official else v.strip()}" for k, v in choices.options)
+    body = _template("mcq").format(question=question, options=options)
+    return prefix + ("" if official else "\n") + body
