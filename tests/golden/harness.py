@@ -89,6 +89,7 @@ FLAGS: dict[str, str] = {
     "--include-extra-skills": "--include-extra-skills",
     # IF-Bench
     "--judge": "--judge",  # also GroundingME's best-of-N selector (qualify to split them)
+    "if-bench:--judge": "--answer-parsing",  # IF-Bench: how the letter is read (hybrid | official-first-char)
     "--no-circular": "--no-circular",
     "--languages": "--languages",
     "--input": "--input",
@@ -185,11 +186,25 @@ def sample_view(bench: str, rec: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         answer = rec.get("parsed")
         labels = {"gold": rec.get("answer"), "skill": rec.get("abbrev"), "group": rec.get("group"),
                   "extra": rec.get("extra")}
+    elif bench == "if-bench" and "sample_id" in rec:  # SampleRecord (restructured): labels/extra/judge/target
+        lb, ex, calls = rec.get("labels") or {}, rec.get("extra") or {}, rec.get("judge") or []
+        sid, outcome, answer = str(rec["sample_id"]), rec.get("outcome"), rec.get("answer")
+        labels = {"gold": rec.get("target"), "judged_by": ex.get("judged_by"),
+                  "parser_verdict": calls[-1].get("verdict") if calls else None, "dimension": lb.get("dimension"),
+                  "lang": lb.get("language"), "rotation": lb.get("rotation")}
     elif bench == "if-bench":
         answer = rec.get("parsed")
         labels = {"gold": rec.get("answer"), "judged_by": rec.get("judged_by"),
                   "parser_verdict": rec.get("parser_verdict"), "dimension": rec.get("abbrev"),
                   "lang": rec.get("lang"), "rotation": rec.get("rotation")}
+    elif bench == "iv-bench" and "sample_id" in rec:  # SampleRecord: labels/extra/target (restructured)
+        lb, ex = rec.get("labels") or {}, rec.get("extra") or {}
+        sid, outcome, answer = str(rec["sample_id"]), rec.get("outcome"), rec.get("answer")
+        labels = {"gold": rec.get("target"), "options": ex.get("options"), "task": lb.get("column"),
+                  "frames": lb.get("frames"), "resolution": lb.get("resolution"),
+                  **{k: ex.get(k) for k in ("frame_indices", "frame_size", "duration", "error_kind",
+                                            "dup_answer_removed", "dup_distractor_removed",
+                                            "empty_distractor_removed")}}
     elif bench == "iv-bench":
         answer = rec.get("parsed")
         labels = {"gold": rec.get("correct"), "options": rec.get("options"), "task": rec.get("abbrev"),
@@ -539,9 +554,21 @@ def driver_env(pythonpath: str | None = None) -> dict[str, str]:
     return env
 
 
-def run_scenario(sc, *, fixtures: Path, workdir: Path, server: FakeServer | None, python: str,
-                 env: dict[str, str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Run one scenario (``scenarios.Scenario``) and return ``(document, raw step results)``."""
+@dataclass
+class Prepared:
+    """A scenario ready to run: its CLI steps and what is needed to collect its document."""
+
+    sc: Any
+    steps: list[list[str]]
+    logical: list[list[str]]
+    run_dirs: list[Path]
+    paths: "_Paths"
+    server_url: str | None
+
+
+def prepare(sc, *, fixtures: Path, workdir: Path, server: FakeServer | None) -> Prepared:
+    """Create the scenario's work folder, register its reply scripts and build its CLI steps:
+    one ``run`` per entry of ``sc.runs``, then ``report`` md / csv / md --with-paper over all runs."""
     if workdir.exists():
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
@@ -565,12 +592,17 @@ def run_scenario(sc, *, fixtures: Path, workdir: Path, server: FakeServer | None
     rdirs = [str(d) for d in run_dirs]
     for extra in (["--format", "md"], ["--format", "csv"], ["--format", "md", "--with-paper"]):
         steps.append([*COMMANDS["report"], *rdirs, *translate_args(sc.bench, extra)])
-    results = run_steps(steps, python=python, env=env, cwd=workdir)
     paths = _Paths([(str(fixtures), "<FIX>"), (str(workdir), "<WORK>"), (tempfile.gettempdir(), "<TMP>")]
                    + [(str(d), f"<RUN{i}>") for i, d in enumerate(run_dirs)]
                    + ([(server_url, "<SERVER>")] if server_url else []))
+    return Prepared(sc, steps, logical, run_dirs, paths, server_url)
+
+
+def collect(prep: Prepared, results: list[dict[str, Any]], server: FakeServer | None) -> dict[str, Any]:
+    """The scenario's document from its step results and run folders (paths normalised)."""
+    sc = prep.sc
     runs = []
-    for i, d in enumerate(run_dirs):
+    for i, d in enumerate(prep.run_dirs):
         run: dict[str, Any] = {"exit_code": results[i]["rc"]}
         rj = d / "result.json"
         if rj.is_file():
@@ -596,12 +628,12 @@ def run_scenario(sc, *, fixtures: Path, workdir: Path, server: FakeServer | None
     reports = {"md": results[n]["stdout"], "csv": results[n + 1]["stdout"], "md_with_paper": results[n + 2]["stdout"],
                "exit_codes": [results[n + k]["rc"] for k in range(3)]}
     doc: dict[str, Any] = {"scenario": sc.name, "benchmark": sc.bench, "description": sc.description,
-                           "argv": logical, "runs": runs, "reports": reports}
+                           "argv": prep.logical, "runs": runs, "reports": reports}
     if sc.scripts:
         lines = sorted(server.lines.get(sc.name, []))
         doc["server"] = {"n_requests": len(lines), "requests": lines,
                          "bodies_sha256": hashlib.sha256("".join(x + "\n" for x in lines).encode()).hexdigest()}
-    return paths.obj(doc), results
+    return prep.paths.obj(doc)
 
 
 # =============================================================================================
@@ -662,45 +694,83 @@ def _short(v: Any, n: int = 200) -> str:
     return s if len(s) <= n else s[:n] + "..."
 
 
-def dump(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+def dump(doc: Any, depth: int = 0, expand: int = 4) -> str:
+    """JSON text of a document: containers above ``expand`` levels one item per line, deeper
+    values (a sample, a metric row, a request line) on one line each (compact, diff-friendly)."""
+    pad = " " * depth
+    if depth < expand and isinstance(doc, dict) and doc:
+        items = [f'{pad} {json.dumps(k, ensure_ascii=False)}: {dump(v, depth + 1, expand).lstrip()}' for k, v in doc.items()]
+        out = "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    elif depth < expand and isinstance(doc, list) and doc and not (
+            all(not isinstance(x, (dict, list)) for x in doc) and len(json.dumps(doc, ensure_ascii=False)) < 400):
+        items = [f"{pad} {dump(v, depth + 1, expand).lstrip()}" for v in doc]
+        out = "[\n" + ",\n".join(items) + f"\n{pad}]"
+    else:
+        out = json.dumps(doc, ensure_ascii=False)
+    return (pad + out + "\n") if depth == 0 else pad + out
+
+
+def _cost(sc) -> float:
+    c = float(len(sc.runs))
+    if sc.scripts:
+        c += 1.5 if sc.bench in ("if-bench", "groundingme") else 0.8
+    return c
 
 
 def run_many(scenarios, *, python: str, env: dict[str, str], root: Path, workers: int = 2,
              ) -> dict[str, tuple[dict[str, Any] | None, str]]:
-    """Run scenarios (concurrently) with one fixture copy and one fake server.
-
-    Returns ``{name: (document or None, error text)}``.
-    """
+    """Run scenarios with one fixture copy and one fake server; the scenarios are split into
+    ``workers`` batches, each batch one ``cli_driver.py`` process (imports paid once per batch),
+    batches running concurrently. Returns ``{name: (document or None, error text)}``."""
     from concurrent.futures import ThreadPoolExecutor
 
     fixtures = copy_fixtures(root / "fixtures")
     matcher = ImageMatcher(fixtures / "image_catalog.json")
     server = FakeServer(fixtures, matcher).start() if any(sc.scripts for sc in scenarios) else None
     out: dict[str, tuple[dict[str, Any] | None, str]] = {}
+    preps = {sc.name: prepare(sc, fixtures=fixtures, workdir=root / sc.name, server=server) for sc in scenarios}
+    n = max(1, min(workers, len(scenarios)))
+    batches: list[list[Any]] = [[] for _ in range(n)]
+    load = [0.0] * n
+    for sc in sorted(scenarios, key=_cost, reverse=True):  # longest first onto the least loaded batch
+        k = load.index(min(load))
+        batches[k].append(sc)
+        load[k] += _cost(sc)
 
-    def one(sc):
+    def one(k: int, batch):
+        if not batch:
+            return
+        steps = [st for sc in batch for st in preps[sc.name].steps]
+        wd = root / f"_batch{k}"
+        wd.mkdir(exist_ok=True)
         try:
-            doc, steps = run_scenario(sc, fixtures=fixtures, workdir=root / sc.name, server=server, python=python,
-                                      env=env)
-            err = ""
-            bad = [s for s in steps if s["rc"] not in (0, 3)]
-            if bad:
-                err = "\n".join(f"step {s['argv'][:3]} rc={s['rc']}\n{s['stderr'][-3000:]}" for s in bad)
-            if server is not None:
-                fails = [f for f in server.failures if f.startswith(sc.name + ":")]
-                if fails:
-                    err += "\nfake server script failures:\n" + "\n".join(fails[:3])
-            return sc.name, (doc, err)
+            res = run_steps(steps, python=python, env=env, cwd=wd)
         except Exception as exc:  # noqa: BLE001
-            import traceback
+            for sc in batch:
+                out[sc.name] = (None, f"{type(exc).__name__}: {exc}")
+            return
+        i = 0
+        for sc in batch:
+            prep = preps[sc.name]
+            mine = res[i: i + len(prep.steps)]
+            i += len(prep.steps)
+            try:
+                doc = collect(prep, mine, server)
+                err = "\n".join(f"step {s['argv'][:2]} rc={s['rc']}\n{s['stderr'][-3000:]}" for s in mine
+                                if s["rc"] not in (0, 3))
+                if server is not None:
+                    fails = [f for f in server.failures if f.startswith(sc.name + ":")]
+                    if fails:
+                        err += "\nfake server script failures:\n" + "\n".join(fails[:3])
+                out[sc.name] = (doc, err)
+            except Exception as exc:  # noqa: BLE001
+                import traceback
 
-            return sc.name, (None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+                out[sc.name] = (None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
 
     try:
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            for name, res in pool.map(one, scenarios):
-                out[name] = res
+        with ThreadPoolExecutor(max_workers=n) as pool:
+            list(pool.map(lambda kb: one(*kb), enumerate(batches)))
     finally:
         if server is not None:
             server.stop()
