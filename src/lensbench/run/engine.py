@@ -8,6 +8,7 @@ the number of requests in flight beyond the pool.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from collections.abc import Sequence
@@ -20,9 +21,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from lensbench.backends.base import Backend
 from lensbench.core.errors import ConfigError, LensbenchError, TransportError
 from lensbench.run.store import RunStore
+from lensbench.core.records import log_messages
 from lensbench.core.types import Request, StoredResponse
 
-__all__ = ["RetryPolicy", "Engine", "EngineStats", "EndpointDown"]
+__all__ = ["RetryPolicy", "Engine", "EngineStats", "EndpointDown", "request_json"]
+
+
+def request_json(req: Request) -> str:
+    """What the store keeps of a request: id, role, messages as sent (log format: text verbatim,
+    images by path + sha256, frames by video + timestamps) and the generation parameters."""
+    return json.dumps({"id": req.id, "role": req.role, "messages": log_messages(req.messages),
+                       "params": req.params.model_dump(mode="json", exclude_defaults=True)}, ensure_ascii=False)
 
 
 class EndpointDown(LensbenchError):
@@ -147,7 +156,7 @@ class Engine:
             for key, req in it:
                 resp = await self._send_one(key, req)
                 lab["sent"] += 1
-                self.store.put(resp, role=req.role, request_json=None)
+                self.store.put(resp, role=req.role, request_json=request_json(req))
                 if resp.ok:
                     self.stats.ok += 1
                     self._consecutive_errors = 0

@@ -23,14 +23,15 @@ from pydantic import BaseModel, Field
 
 from lensbench import __version__
 from lensbench.backends.base import Backend, BackendConfig
-from lensbench.backends.providers import make_backend
-from lensbench.benchmarks.base import Benchmark, RunContext, RunResult
-from lensbench.run.engine import Engine, RetryPolicy
+from lensbench.benchmarks.base import Benchmark, RunContext
 from lensbench.core.errors import ConfigError
-from lensbench.run.store import RunStore
 from lensbench.core.records import SampleRecord
+from lensbench.core.results import RunResult
+from lensbench.run.engine import RetryPolicy
+from lensbench.run.folder import MANIFEST, RESULT, load_result, read_manifest, write_json, write_samples
+from lensbench.run.session import EndpointSettings, Session, build_backend
 
-__all__ = ["RunSettings", "run_benchmark", "load_result"]
+__all__ = ["RunSettings", "run_benchmark", "build_backends", "load_result"]
 
 
 class RunSettings(BaseModel):
@@ -89,23 +90,17 @@ def _fingerprint(samples: list[Any]) -> str:
     return h.hexdigest()[:16]
 
 
-def _write_json(path: Path, obj: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
-    tmp.replace(path)
-
-
 def build_backends(bench: Benchmark, s: RunSettings) -> dict[str, Backend]:
     """The ``model`` (and, if given, ``judge``) backends for a run. Raises ConfigError."""
-    cfg = BackendConfig(base_urls=s.base_url, api_key_env=s.api_key_env, timeout_s=s.timeout_s,
-                        image_format=s.image_format, image_max_side=s.image_max_side, replay_model=s.replay_model,
-                        seed=s.seed, answer_space=bench.answer_space)
-    backends = {"model": make_backend(s.model, cfg)}
+    cfg = BackendConfig(timeout_s=s.timeout_s, image_format=s.image_format, image_max_side=s.image_max_side,
+                        replay_model=s.replay_model, seed=s.seed, answer_space=bench.answer_space)
+    backends = {"model": build_backend(EndpointSettings(spec=s.model, base_urls=s.base_url,
+                                                        api_key_env=s.api_key_env), cfg)}
     judge = s.judge_model or bench.judge_spec()
     if judge:
-        jcfg = cfg.model_copy(update={"base_urls": s.judge_base_url, "api_key_env": s.judge_api_key_env,
-                                      "replay_model": None})
-        backends["judge"] = make_backend(judge, jcfg)
+        backends["judge"] = build_backend(EndpointSettings(spec=judge, base_urls=s.judge_base_url,
+                                                           api_key_env=s.judge_api_key_env),
+                                          cfg.model_copy(update={"replay_model": None}))
     return backends
 
 
@@ -126,21 +121,18 @@ def run_benchmark(bench: Benchmark, settings: RunSettings, *, console=None) -> R
         samples = samples[: s.limit]
     backends = build_backends(bench, s)
     model_name = s.model_name or backends["model"].display_name or s.model
-    manifest_path = out / "run.json"
-    if manifest_path.exists():
-        try:
-            old = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{manifest_path}: unreadable manifest ({exc}); use another --out") from None
+    manifest_path = out / MANIFEST
+    old = read_manifest(out)
+    if old is not None:
         if old.get("benchmark") != bench.name:
             raise ConfigError(f"{out} holds a {old.get('benchmark')!r} run; use another --out for {bench.name!r}")
         if old.get("model_fingerprint") != backends["model"].fingerprint:
             raise ConfigError(f"{out} holds a run of model {old.get('model_spec')!r} "
                               f"({old.get('model_fingerprint')}); use another --out for {s.model!r}")
     out.mkdir(parents=True, exist_ok=True)
-    store = RunStore(out)
-    engine = Engine(backends, store, concurrency=s.concurrency, retry=RetryPolicy(max_retries=s.max_retries),
-                    progress=s.progress, console=console, seed=s.seed)
+    session = Session(out, backends, concurrency=s.concurrency, retry=RetryPolicy(max_retries=s.max_retries),
+                      progress=s.progress, console=console, seed=s.seed)
+    engine, store = session.engine, session.store
     manifest: dict[str, Any] = {
         "benchmark": bench.name, "lensbench_version": __version__, "python": platform.python_version(),
         "data_dir": str(data_dir.resolve()), "data_fingerprint": _fingerprint(samples), "n_samples": len(samples),
@@ -149,43 +141,37 @@ def run_benchmark(bench: Benchmark, settings: RunSettings, *, console=None) -> R
         "base_urls": s.base_url, "generation_overrides": s.overrides(), "seed": s.seed, "limit": s.limit,
         "options": bench.options.model_dump(mode="json"), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    _write_json(manifest_path, manifest)
+    write_json(manifest_path, manifest)
 
-    async def _gen(requests, label):
-        return await engine.run(requests, label)
-
-    ctx = RunContext(run_dir=out, data_dir=data_dir, seed=s.seed, generate=_gen, has_judge="judge" in backends,
+    ctx = RunContext(run_dir=out, data_dir=data_dir, seed=s.seed, generate=session.generate, has_judge="judge" in backends,
                      model_name=model_name, param_overrides=s.overrides(), console=console,
                      image_max_side=s.image_max_side, image_format=s.image_format)
 
     async def _main():
-        try:
-            return await bench.evaluate(samples, ctx)
-        finally:
-            for b in backends.values():
-                await b.aclose()
+        async with session:
+            try:
+                return await bench.evaluate(samples, ctx)
+            finally:
+                manifest["store_counts"] = store.counts()
 
     t0 = time.time()
     try:
         records = asyncio.run(_main())
     finally:
         manifest["engine"] = vars(engine.stats) | {"by_label": engine.stats.by_label}
-        manifest["store_counts"] = store.counts()
         manifest["wall_s"] = round(time.time() - t0, 3)
-        _write_json(manifest_path, manifest)
+        write_json(manifest_path, manifest)
         store.close()
     metrics, counts = bench.aggregate(records)
-    with (out / "samples.jsonl").open("w", encoding="utf-8") as fh:
-        for r in records:
-            fh.write(json.dumps(r.line() if isinstance(r, SampleRecord) else r, ensure_ascii=False, default=str) + "\n")
+    write_samples(out, records)
     first_error = next((_first_error(r) for r in records if _first_error(r)), None)
     result = RunResult(benchmark=bench.name, model=model_name, metrics=metrics, counts=counts,
                        options=bench.options.model_dump(mode="json"), complete=counts.get("n_error", 0) == 0,
                        run_dir=str(out), extra={"first_error": first_error} if first_error else {})
-    _write_json(out / "result.json", result.to_json())
+    write_json(out / RESULT, result.to_json())
     manifest["counts"] = counts
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    _write_json(manifest_path, manifest)
+    write_json(manifest_path, manifest)
     return result
 
 
@@ -193,18 +179,3 @@ def _first_error(r) -> str | None:
     if isinstance(r, SampleRecord):
         return r.error if r.outcome == "error" else None
     return r.get("error") if r.get("status") == "error" else None
-
-
-def load_result(run_dir: str | Path) -> RunResult:
-    """The :class:`RunResult` stored in ``run_dir/result.json``.
-
-    Raises ConfigError naming the folder when it holds no finished result.
-    """
-    p = Path(run_dir) / "result.json"
-    if not p.is_file():
-        raise ConfigError(f"{run_dir}: no result.json (not a lensbench run folder, or the run has not finished)")
-    try:
-        return RunResult.from_json(json.loads(p.read_text(encoding="utf-8")))
-    except (json.JSONDecodeError, KeyError) as exc:
-        raise ConfigError(f"{p}: unreadable result ({exc})") from None
-

@@ -103,7 +103,7 @@ class RunStore:
     def iter_rows(self) -> Iterable[dict]:
         """All rows as dicts (for export), in insertion order."""
         cur = self._db.execute("SELECT key, request_id, role, status, text, reasoning, error, attempts, latency_s, "
-                               "request FROM responses ORDER BY rowid")
+                               "finish_reason, usage, request FROM responses ORDER BY rowid")
         cols = [d[0] for d in cur.description]
         for row in cur:
             yield dict(zip(cols, row))

@@ -1,0 +1,145 @@
+"""``lensbench run <benchmark>`` commands, built from pydantic models.
+
+The shared flags come from :class:`lensbench.run.runner.RunSettings` and each benchmark's own
+flags from its ``Options`` model, so a benchmark adds a flag by adding a pydantic field. Every
+flag is validated before anything is loaded or sent.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import sys
+import types
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from pydantic import BaseModel, ValidationError
+
+from lensbench.benchmarks.base import Benchmark
+from lensbench.core.console import err_console, fail, guard
+from lensbench.run.runner import RunSettings, run_benchmark
+
+__all__ = ["REPORT_FORMATS", "make_run_command", "print_report", "validation_message"]
+
+REPORT_FORMATS = ("md", "csv", "json")
+
+
+def _unwrap(ann: Any) -> tuple[Any, bool]:
+    """(inner type, is_optional) of a field annotation."""
+    origin = typing.get_origin(ann)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(ann) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], True
+    return ann, False
+
+
+def _metavar(name: str, inner: Any) -> str:
+    if inner is Path:
+        return "DIR" if name.endswith("dir") or name == "out" else "PATH"
+    if inner is int:
+        return "N"
+    if inner is float:
+        return "X"
+    return name.split("_")[-1].upper() if name in ("model", "judge_model", "base_url", "judge_base_url") else "TEXT"
+
+
+def _help(text: str | None) -> str:
+    """Field description as help text: reST double backticks become plain quotes."""
+    return re.sub(r"``([^`]+)``", r"'\1'", text or "")
+
+
+def params_from_model(model: type[BaseModel], skip: frozenset[str] | set[str] = frozenset()) -> list[inspect.Parameter]:
+    """Keyword-only typer parameters, one per field of ``model`` (``--field-name``; bools as ``--x/--no-x``)."""
+    params = []
+    for name, f in model.model_fields.items():
+        if name in skip:
+            continue
+        inner, optional = _unwrap(f.annotation)
+        required = f.is_required()
+        default = ... if required else (f.default_factory() if f.default_factory else f.default)
+        flag = "--" + name.replace("_", "-")
+        help_ = _help(f.description)
+        if typing.get_origin(inner) is list:
+            item = typing.get_args(inner)[0]
+            ann = Optional[list[item]]
+            default = None if not required else ...
+            opt = typer.Option(flag, help=help_ + " (repeatable)", metavar=_metavar(name, item))
+        elif inner is bool:
+            ann = Optional[bool] if optional else bool
+            opt = typer.Option(f"{flag}/--no-{flag[2:]}", help=help_)
+        else:
+            if typing.get_origin(inner) is typing.Literal:
+                choices = typing.get_args(inner)
+                help_ += f" [{'|'.join(map(str, choices))}]"
+                inner = str
+            ann = Optional[inner] if (optional or default is None) else inner
+            opt = typer.Option(flag, help=help_, metavar=_metavar(name, inner))
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                        annotation=Annotated[ann, opt]))
+    return params
+
+
+def validation_message(exc: ValidationError) -> str:
+    """One line naming each bad flag: ``--flag: what is wrong``."""
+    msgs = []
+    for e in exc.errors():
+        loc = ".".join(str(x) for x in e["loc"])
+        msgs.append(f"--{loc.replace('_', '-')}: {e['msg']}")
+    return "; ".join(msgs)
+
+
+def print_report(bench: Benchmark, results, fmt: str, with_paper: bool) -> None:
+    """Write the benchmark's tables (md/csv) or the result JSON to stdout."""
+    if fmt == "json":
+        docs = [r.to_json() for r in results]
+        sys.stdout.write(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False, default=str)
+                         + "\n")
+    else:
+        sys.stdout.write(bench.tables(results, fmt=fmt, with_paper=with_paper))
+    sys.stdout.flush()
+
+
+def make_run_command(bench_cls: type[Benchmark]):
+    """The typer command function for ``lensbench run <bench_cls.name>``."""
+    common = params_from_model(RunSettings)
+    own = params_from_model(bench_cls.Options, skip=set(RunSettings.model_fields))
+    extra = [
+        inspect.Parameter("format", inspect.Parameter.KEYWORD_ONLY, default="md", annotation=Annotated[
+            str, typer.Option("--format", metavar="FORMAT", help="table format printed at the end: md, csv or json")]),
+        inspect.Parameter("with_paper", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[
+            bool, typer.Option("--with-paper", help="show the paper's published rows beside ours")]),
+    ]
+
+    @guard
+    def command(**kwargs):
+        fmt = kwargs.pop("format")
+        with_paper = kwargs.pop("with_paper")
+        if fmt not in REPORT_FORMATS:
+            fail(f"--format must be one of {', '.join(REPORT_FORMATS)}, got {fmt!r}")
+        common_kw = {k: kwargs.pop(k) for k in list(kwargs) if k in RunSettings.model_fields}
+        common_kw = {k: v for k, v in common_kw.items() if v is not None or k in ("thinking",)}
+        try:
+            settings = RunSettings(**common_kw)
+            options = bench_cls.Options(**{k: v for k, v in kwargs.items() if v is not None})
+        except ValidationError as exc:
+            fail(validation_message(exc))
+        bench = bench_cls(options)
+        result = run_benchmark(bench, settings, console=err_console)
+        print_report(bench, [result], fmt, with_paper)
+        err_console.print(f"run folder: {settings.out}", highlight=False)
+        if not result.complete:
+            first = result.extra.get("first_error") or ""
+            err_console.print(f"[yellow]incomplete run: {result.counts.get('n_error')} request(s) failed "
+                              f"(first: {first}); run again with the same --out to retry them[/]", highlight=False,
+                              markup=True)
+            raise typer.Exit(3)
+
+    command.__signature__ = inspect.Signature(common + own + extra)
+    command.__doc__ = f"Run {bench_cls.title}. " + _help(inspect.getdoc(bench_cls.Options))
+    command.__name__ = bench_cls.name.replace("-", "_")
+    return command

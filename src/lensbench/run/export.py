@@ -1,0 +1,47 @@
+"""``lensbench export``: a run's stored replies as replayable JSONL (``--model replay:FILE`` reads it)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from lensbench.core.errors import ConfigError
+from lensbench.run.folder import read_manifest
+from lensbench.run.store import RunStore
+
+__all__ = ["export_records"]
+
+
+def export_records(run_dir: str | Path, roles: tuple[str, ...] = ("model",)) -> Iterator[dict[str, Any]]:
+    """One dict per stored reply of ``roles``, in arrival order.
+
+    Fields: ``request_id``, ``model``, ``role``, ``key``, ``messages`` and ``params`` (the request as
+    sent, when stored), then ``text``/``reasoning``/``finish_reason``/``usage`` for a reply or
+    ``error`` for a failed request (kept, so a replay reproduces the same incomplete run).
+    Raises ConfigError when ``run_dir`` has no run store.
+    """
+    run_dir = Path(run_dir)
+    if not (run_dir / RunStore.FILENAME).is_file():
+        raise ConfigError(f"{run_dir}: no {RunStore.FILENAME} (not a lensbench run folder)")
+    try:
+        model = (read_manifest(run_dir) or {}).get("model_name")
+    except ConfigError:
+        model = None
+    with RunStore(run_dir) as store:
+        for row in store.iter_rows():
+            if row["role"] not in roles:
+                continue
+            rec: dict[str, Any] = {"request_id": row["request_id"], "model": model, "role": row["role"],
+                                   "key": row["key"]}
+            if row["request"]:
+                req = json.loads(row["request"])
+                rec["messages"] = req.get("messages")
+                rec["params"] = req.get("params")
+            if row["status"] == "ok":
+                rec.update(text=row["text"], reasoning=row["reasoning"], finish_reason=row["finish_reason"],
+                           usage=json.loads(row["usage"]) if row["usage"] else None)
+            else:
+                rec["error"] = row["error"]
+            yield rec

@@ -1,0 +1,84 @@
+"""The run folder's files: ``run.json`` (manifest), ``samples.jsonl`` (records), ``result.json``.
+
+``responses.sqlite`` (the run store, :mod:`lensbench.run.store`) is the source of truth; these
+files are rebuilt from it by a re-run. Writes are atomic (temp file + rename).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from lensbench.core.errors import ConfigError
+from lensbench.core.records import SampleRecord
+from lensbench.core.results import RunResult
+
+__all__ = ["MANIFEST", "SAMPLES", "RESULT", "write_json", "read_manifest", "write_samples", "iter_samples",
+           "load_result"]
+
+MANIFEST = "run.json"
+SAMPLES = "samples.jsonl"
+RESULT = "result.json"
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Write ``obj`` as indented UTF-8 JSON atomically (never a half-written file)."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    tmp.replace(path)
+
+
+def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
+    """The manifest of ``run_dir``, or None when there is none. Raises ConfigError if unreadable."""
+    p = Path(run_dir) / MANIFEST
+    if not p.is_file():
+        return None
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{p}: unreadable manifest ({exc})") from None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{p}: the manifest is not a JSON object")
+    return doc
+
+
+def write_samples(run_dir: str | Path, records: Iterable[SampleRecord | dict[str, Any]]) -> None:
+    """Write ``samples.jsonl`` (one record per line, in order) atomically."""
+    p = Path(run_dir) / SAMPLES
+    tmp = p.with_suffix(".jsonl.tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(r.line() if isinstance(r, SampleRecord) else r, ensure_ascii=False, default=str)
+                     + "\n")
+    tmp.replace(p)
+
+
+def iter_samples(run_dir: str | Path) -> Iterator[SampleRecord]:
+    """The records of ``run_dir/samples.jsonl``. Raises ConfigError naming the file and line when one is bad."""
+    p = Path(run_dir) / SAMPLES
+    if not p.is_file():
+        raise ConfigError(f"{run_dir}: no {SAMPLES} (not a finished lensbench run folder)")
+    with p.open(encoding="utf-8") as fh:
+        for i, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                yield SampleRecord.model_validate_json(line)
+            except ValueError as exc:
+                raise ConfigError(f"{p}: line {i} is not a sample record ({str(exc).splitlines()[0]})") from None
+
+
+def load_result(run_dir: str | Path) -> RunResult:
+    """The :class:`RunResult` stored in ``run_dir/result.json``.
+
+    Raises ConfigError naming the folder when it holds no finished result.
+    """
+    p = Path(run_dir) / RESULT
+    if not p.is_file():
+        raise ConfigError(f"{run_dir}: no {RESULT} (not a lensbench run folder, or the run has not finished)")
+    try:
+        return RunResult.from_json(json.loads(p.read_text(encoding="utf-8")))
+    except (json.JSONDecodeError, KeyError) as exc:
+        raise ConfigError(f"{p}: unreadable result ({exc})") from None
