@@ -107,6 +107,7 @@ FLAGS: dict[str, str] = {
     "--text-style": "--text-style",
     "--skip-missing": "--skip-missing",
     "--questions": "--questions",
+    "--videos-dir": "--videos-dir",  # real_data.py
     # GOBench
     "--human-ratings": "--human-ratings",
     "--prompt-style": "--prompt-style",
@@ -115,19 +116,23 @@ FLAGS: dict[str, str] = {
     "--layout": "--layout",
     "--ratings-generator": "--ratings-generator",
     "--image-cache": "--image-cache",
-    "--images-dir": "--images-dir",
+    "--images-dir": "--images-dir",  # GOBench; IV-Bench too (real_data.py): qualify to split
     # GroundingME
     "--bbox-format": "--bbox-format",
     "--official-compat": "--official-compat",
     "--max-pixels": "--max-pixels",
     "--best-of": "--best-of",
     "--judge-retries": "--judge-retries",
+    "groundingme:--judge": "--bon-judge",  # best-of-N selection mode (IF-Bench keeps --judge)
 }
 #: Option VALUES renamed by the restructure: (flag as in scenarios, old value) -> new value
 #: (e.g. ``("--judge", "official-first-char"): "official-first-char"``).
 VALUES: dict[tuple[str, str], str] = {
     ("--judge", "official-first-char"): "official-first-char",
     ("--judge", "hybrid"): "hybrid",
+    ("groundingme:--judge", "text"): "text-full-responses",
+    ("groundingme:--judge", "mm"): "mm-image-boxes",
+    ("groundingme:--judge", "text:openai:judge-text"): "text-full-responses:openai:judge-text",
 }
 #: The CLI's sub-commands and the benchmark names, in case they move.
 COMMANDS = {"run": ["run"], "report": ["report"]}
@@ -182,7 +187,12 @@ def sample_view(bench: str, rec: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     answer: Any = None
     scores: dict[str, Any] = {}
     labels: dict[str, Any] = {}
-    if bench == "rgb-th-bench":
+    if bench == "rgb-th-bench" and "sample_id" in rec:  # SampleRecord: labels{abbrev, group, extra}, target
+        lb = rec.get("labels") or {}
+        sid, outcome, answer = str(rec["sample_id"]), rec.get("outcome"), rec.get("answer")
+        labels = {"gold": rec.get("target"), "skill": lb.get("abbrev"), "group": lb.get("group"),
+                  "extra": lb.get("extra")}
+    elif bench == "rgb-th-bench":
         answer = rec.get("parsed")
         labels = {"gold": rec.get("answer"), "skill": rec.get("abbrev"), "group": rec.get("group"),
                   "extra": rec.get("extra")}
@@ -215,11 +225,33 @@ def sample_view(bench: str, rec: dict[str, Any]) -> tuple[str, dict[str, Any]]:
                   "dup_distractor_removed": rec.get("dup_distractor_removed"),
                   "empty_distractor_removed": rec.get("empty_distractor_removed")}
     elif bench == "gobench":
-        answer = rec.get("answers")
-        scores = {"scores": rec.get("scores"), "sps": rec.get("sps"), "q_agree": rec.get("q_agree")}
-        labels = {"parse_method": rec.get("parse_method"), "authenticity_from": rec.get("authenticity_from"),
-                  "category": rec.get("category"), "gt": rec.get("gt")}
+        # old records: status correct/wrong = a parsed critique; SampleRecords call it "scored"
+        if outcome in ("correct", "wrong"):
+            outcome = "scored"
+        if "outcome" in rec:  # SampleRecord: answer{answers..}, scores{dim, sps_dim}, target, extra
+            sid, outcome = str(rec.get("sample_id")), rec["outcome"]
+            ex, sc, dims = rec.get("extra") or {}, rec.get("scores") or {}, ("authenticity", "aesthetics", "fidelity")
+            answer = (rec.get("answer") or {}).get("answers")
+            scores = {"scores": {d: sc.get(d) for d in dims} if outcome == "scored" else None,
+                      "sps": {d: sc.get(f"sps_{d}") for d in dims} if any(k.startswith("sps_") for k in sc) else None,
+                      "q_agree": ex.get("q_agree")}
+            labels = {"parse_method": ex.get("parse_method"), "authenticity_from": ex.get("authenticity_from"),
+                      "category": (rec.get("labels") or {}).get("category"), "gt": rec.get("target")}
+        else:
+            answer = rec.get("answers")
+            scores = {"scores": rec.get("scores"), "sps": rec.get("sps"), "q_agree": rec.get("q_agree")}
+            labels = {"parse_method": rec.get("parse_method"), "authenticity_from": rec.get("authenticity_from"),
+                      "category": rec.get("category"), "gt": rec.get("gt")}
     elif bench == "groundingme":
+        if "sample_id" in rec:  # SampleRecord: the old per-item fields are in extra/scores/labels
+            ex, sc, lb = rec.get("extra") or {}, rec.get("scores") or {}, rec.get("labels") or {}
+            sid, outcome = str(rec["sample_id"]), rec["outcome"]
+            rec = {"outcome": ex.get("parse"), "raw_bbox": ex.get("raw_bbox"), "pred_bbox": rec.get("answer"),
+                   "official_raw_bbox": ex.get("official_raw_bbox"), "iou": sc.get("iou"),
+                   "hit": None if outcome == "error" else bool(sc.get("hit@0.5")), "subtask_l1": lb.get("L-1"),
+                   "subtask_l2": lb.get("L-2"), "sent_size": ex.get("sent_size"),
+                   "selected_index": ex.get("selected_index"),
+                   "bon": ex.get("bon") and {**ex["bon"], "judge": ex.get("knockout")}}
         answer = {"outcome": rec.get("outcome"), "raw_bbox": rec.get("raw_bbox"), "pred_bbox": rec.get("pred_bbox"),
                   "official_raw_bbox": rec.get("official_raw_bbox")}
         scores = {"iou": rec.get("iou"), "hit": rec.get("hit")}
@@ -710,6 +742,10 @@ def dump(doc: Any, depth: int = 0, expand: int = 4) -> str:
     return (pad + out + "\n") if depth == 0 else pad + out
 
 
+#: Facts of the last :func:`run_many` call (``lensbench_files``: the package(s) the driver ran).
+LAST_RUN_INFO: dict[str, Any] = {}
+
+
 def _cost(sc) -> float:
     c = float(len(sc.runs))
     if sc.scripts:
@@ -724,6 +760,7 @@ def run_many(scenarios, *, python: str, env: dict[str, str], root: Path, workers
     batches running concurrently. Returns ``{name: (document or None, error text)}``."""
     from concurrent.futures import ThreadPoolExecutor
 
+    LAST_RUN_INFO.clear()
     fixtures = copy_fixtures(root / "fixtures")
     matcher = ImageMatcher(fixtures / "image_catalog.json")
     server = FakeServer(fixtures, matcher).start() if any(sc.scripts for sc in scenarios) else None
@@ -749,6 +786,8 @@ def run_many(scenarios, *, python: str, env: dict[str, str], root: Path, workers
             for sc in batch:
                 out[sc.name] = (None, f"{type(exc).__name__}: {exc}")
             return
+        LAST_RUN_INFO.setdefault("lensbench_files", set()).update(
+            s.get("lensbench_file") for s in res if s.get("lensbench_file"))
         i = 0
         for sc in batch:
             prep = preps[sc.name]

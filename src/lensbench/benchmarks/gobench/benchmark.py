@@ -1,33 +1,28 @@
-"""GOBench (Zhu et al. 2025): geometric-optics understanding (MLLM as optical critic) and generation.
+"""GOBench (Zhu et al. 2025): the MLLM as optical critic of GOBench-Gen-1k images (understanding task).
 
-Understanding protocol (SPEC §4; paper Sec. 2.2-2.3, Table 3):
+Protocol (SPEC §4; paper Sec. 2.2-2.3, Table 3); see README.md in this folder for the whole story.
 
-* Data: ``data_total.json`` of the release (999 records, 333 scenarios x 3 generated images);
-  images at ``<data>/<category>/<N.M>.png`` (``--images-dir`` to look elsewhere; the public repo
-  holds 46 of them, HF ``bonnot/GOBench`` all). Records whose image is absent are skipped and
-  counted (``--missing-images error`` to refuse instead).
-* Request per image: the official critic prompt (``prompts/gobench_critic.txt``, from the
-  authors' ``code/Gemini2.5.py``) with the record's prompt and its 5 reality questions, text
-  then image, temperature 0.1, max 1500 tokens; the reply is asked for as one JSON object.
-  ``--prompt-style vlmevalkit`` sends VLMEvalKit's instruction + the TSV question cell instead.
-* Parse: strict JSON, then repaired JSON, then regexes (:func:`lensbench.gobench.protocol.parse_reply`).
-  Authenticity = Yes 1 / No 0 / Cannot determine 0.5 summed over the 5 questions; aesthetics and
-  fidelity 1-5. A reply missing any of the three is ``unparseable``: counted, excluded from
-  every dimension (as VLMEvalKit excludes failed rows), and said in the report.
-* Against human ground truth (``--human-ratings``: VLMEvalKit ``GOBench.tsv``, a ratings CSV,
-  or a ``lensbench gobench rate`` database): SPS per image and dimension (Eq. 1, delta_max 0.5),
-  averaged per dimension (Table 3), per category; PLCC/SRCC between model and human scores;
-  agreement of each answer with the human majority where per-question labels exist.
-* Status of a scored image: ``correct`` when its authenticity SPS > 0 (within delta_max of the
-  humans), else ``wrong``; ``correct`` when there is no ground truth to compare with.
+* load: ``data_total.json`` (999 records) with images resolved (:mod:`.records`) and human ground
+  truth attached (``--human-ratings``: VLMEvalKit ``GOBench.tsv``, a ratings CSV or a ``lensbench
+  gobench rate`` database; :mod:`.humans`). Records whose image is absent are skipped and counted
+  (``--missing-images error`` refuses instead).
+* expand: one critic request per image: the official prompt (text then image; :mod:`.prompts`),
+  or ``--prompt-style vlmevalkit`` (image, then VLMEvalKit's SYS + the TSV question); temperature
+  0.1, max 1500 tokens.
+* score: one :class:`SampleRecord` per image. ``outcome`` ``scored`` (a critique was read),
+  ``unparseable`` (counted, excluded from every dimension, never guessed) or ``error`` (transport
+  failure; never scored). ``answer`` = the parsed critique (``answers``, ``authenticity``,
+  ``aesthetics``, ``fidelity``); ``target`` = the human scores; ``scores`` = the model's three
+  scores and ``sps_<dim>`` (Eq. 1, ``--delta-max``); ``labels`` = category, scenario, variant
+  (the release's generator slot ``.1``-``.3``), image. Reader: ``--parser paper`` (default,
+  :mod:`.parse_paper`) or ``--parser vlmevalkit`` (:mod:`.parse_vlmevalkit`).
+* aggregate (:mod:`.aggregate`) and tables (:mod:`.report`).
 
-Generation (``lensbench gobench generate | rate | summary``) lives in :mod:`lensbench.gobench`.
+Generation (``lensbench gobench generate | rate | summary``) lives in :mod:`lensbench.tools.gobench`.
 """
 
 from __future__ import annotations
 
-import json
-from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -35,41 +30,28 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
-from lensbench.core.errors import ConfigError, DataError
-from lensbench.benchmarks.gobench.protocol import (ANSWERS, CATEGORIES, DELTA_MAX, DIM_TITLES, DIMENSIONS, GORecord, critic_prompt,
-                                find_records_file, load_prompt, load_records, parse_reply, sps)
-from lensbench.scoring.text import strip_reasoning
-from lensbench.report.tables import render_table
-from lensbench.core.types import ImagePart, Message, Request, TextPart
 from lensbench.benchmarks.base import Benchmark, RunContext, RunResult
-from lensbench.core.resources import read_text
-from lensbench.scoring.metrics import correlation, mean as _mean
+from lensbench.benchmarks.gobench.aggregate import aggregate_records
+from lensbench.benchmarks.gobench.parse_paper import ParsedReply, parse_reply
+from lensbench.benchmarks.gobench.parse_vlmevalkit import parse_reply_vlmevalkit, vlmevalkit_gt_complete
+from lensbench.benchmarks.gobench.prompts import CriticAnswerSpace, critic_prompt, load_prompt
+from lensbench.benchmarks.gobench.records import (CATEGORIES, DELTA_MAX, DIMENSIONS, GORecord, HumanGT,
+                                                  find_records_file, load_records)
+from lensbench.benchmarks.gobench.report import render_tables
+from lensbench.benchmarks.gobench.sps import sps
+from lensbench.core.errors import ConfigError, DataError
+from lensbench.core.records import SampleRecord
+from lensbench.core.types import ImagePart, Message, Request, StoredResponse, TextPart
+from lensbench.scoring.text import strip_reasoning
 
-__all__ = ["GOBench", "CriticAnswerSpace", "correlation"]
+__all__ = ["GOBench", "CriticAnswerSpace", "gt_dict"]
 
 
-class CriticAnswerSpace(Sequence):
-    """Every well-formed critic reply (3^5 answer lists x 5 x 5 ratings = 6,075 JSON strings), made
-    on demand: the answer space of the seeded random baseline (``--model random``)."""
-
-    _ANS = ("Yes", "No", "Cannot Determine")
-
-    def __len__(self) -> int:
-        return 3 ** 5 * 25
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if not -len(self) <= i < len(self):
-            raise IndexError(i)
-        i %= len(self)
-        fid, i = i % 5 + 1, i // 5
-        aes, i = i % 5 + 1, i // 5
-        ans = []
-        for _ in range(5):
-            ans.append(self._ANS[i % 3])
-            i //= 3
-        return json.dumps({"realityAnswers_Eval": ans, "aestheticsRating_Eval": aes, "consistencyRating_Eval": fid})
+def gt_dict(gt: HumanGT) -> dict[str, Any]:
+    """The human ground truth of one image as a record's ``target``: the three rater means
+    (None where absent), the per-question majority labels and the number of raters."""
+    return {"authenticity": gt.authenticity, "aesthetics": gt.aesthetics, "fidelity": gt.fidelity,
+            "majority": list(gt.majority), "n_raters": gt.n_raters}
 
 
 class GOBench(Benchmark):
@@ -93,6 +75,9 @@ class GOBench(Benchmark):
                                            "(default: GOBench_images/ beside the TSV)")
         prompt_style: str = Field(default="official", description="official (authors' JSON critic prompt, text then "
                                   "image) or vlmevalkit (VLMEvalKit SYS + TSV question, image first)")
+        parser: str = Field(default="paper", description="reply reader: paper (JSON answers summed, ratings 1-5; "
+                            "default) or vlmevalkit (VLMEvalKit's GOBenchDataset.evaluate: stated 'Total Score', "
+                            "free-text ratings, incomplete ground-truth rows excluded)")
         delta_max: float = Field(default=DELTA_MAX, gt=0, description="SPS maximum permissible difference (paper: 0.5)")
         layout: str = Field(default="release", description="release (<category>/<N.M>.png, 999 images) or scenario "
                             "(<category>/<N>.png, one image per scenario as 'lensbench gobench generate' writes)")
@@ -116,6 +101,8 @@ class GOBench(Benchmark):
         o = self.options
         if o.missing_images not in ("skip", "error"):
             raise ConfigError(f"--missing-images must be skip or error, got {o.missing_images!r}")
+        if o.parser not in ("paper", "vlmevalkit"):
+            raise ConfigError(f"--parser must be paper or vlmevalkit, got {o.parser!r}")
         if o.prompt_style not in ("official", "vlmevalkit"):
             raise ConfigError(f"--prompt-style must be official or vlmevalkit, got {o.prompt_style!r}")
         path = find_records_file(Path(data_dir))
@@ -173,14 +160,16 @@ class GOBench(Benchmark):
         self.load_info = info
         return present
 
-    # ------------------------------------------------------------- evaluate
-    def requests(self, records: Sequence[GORecord], ctx: RunContext | None = None, model_name: str = "") -> list[Request]:
-        """One critic request per record (official: text then image; vlmevalkit: image then text)."""
+
+    # --------------------------------------------------------------- expand
+    def expand(self, samples: list[GORecord], ctx: RunContext | None = None, model_name: str = "") -> list[Request]:
+        """One critic request per record, id = the record index (official: text then image;
+        vlmevalkit: image then text). Temperature 0.1, max 1500 tokens unless overridden."""
         params = ctx.params(temperature=0.1, max_tokens=1500) if ctx is not None else None
         name = model_name or (ctx.model_name if ctx is not None else "")
         space = CriticAnswerSpace()
         out = []
-        for r in records:
+        for r in samples:
             img = ImagePart.of(r.image_path)  # type: ignore[arg-type]
             if self.options.prompt_style == "vlmevalkit":
                 msg = Message.user(img, TextPart(text=load_prompt("vlmevalkit_sys") + "\n" + (r.tsv_question or "")))
@@ -191,196 +180,68 @@ class GOBench(Benchmark):
                                                                    "answer_space": space}, **kw))
         return out
 
-    def score(self, r: GORecord, reply: str | None) -> dict[str, Any]:
-        """Per-image record from a reply: parsed answers, the three scores, SPS and agreement."""
-        pr = parse_reply(reply)
-        rec: dict[str, Any] = {"answers": pr.answers, "parse_method": pr.method}
-        if pr.problems:
-            rec["problems"] = pr.problems
-        if not pr.complete:
-            rec["status"] = "unparseable"
-            rec["reply_stripped"] = strip_reasoning(reply)[:2000]
-            return rec
-        scores = {"authenticity": pr.authenticity, "aesthetics": pr.aesthetics, "fidelity": pr.fidelity}
-        rec["scores"] = scores
-        if pr.authenticity is not None and any(a is None for a in pr.answers):
-            rec["authenticity_from"] = "stated total"
-        if r.gt is not None:
-            rec["sps"] = {d: (sps(scores[d], r.gt.get(d), self.options.delta_max) if r.gt.get(d) is not None else None)
-                          for d in DIMENSIONS}
-            if r.gt.majority:
-                rec["q_agree"] = [None if (h is None or a is None) else (a == h) for a, h in zip(pr.answers, r.gt.majority)]
-            auth = rec["sps"]["authenticity"]
-            rec["status"] = "correct" if (auth is None or auth > 0) else "wrong"
-        else:
-            rec["status"] = "correct"
-        return rec
+    # ---------------------------------------------------------------- score
+    def parse(self, reply: str | None) -> ParsedReply:
+        """The critique in ``reply`` as the chosen ``--parser`` reads it."""
+        if self.options.parser == "vlmevalkit":
+            return parse_reply_vlmevalkit(reply)
+        return parse_reply(reply)
 
-    async def evaluate(self, samples: list[GORecord], ctx: RunContext) -> list[dict[str, Any]]:
-        """Send one critic request per image and score the replies (records: one per image)."""
-        reqs = self.requests(samples, ctx)
-        got = await ctx.generate(reqs, label="gobench critic")
+    def score_one(self, r: GORecord, reply: str | None) -> dict[str, Any]:
+        """SampleRecord fields for one image from its reply: outcome, answer, scores, extra.
+
+        With ``--parser vlmevalkit`` an image whose ground truth lacks one of the three scores
+        gets no SPS at all (VLMEvalKit excludes the whole row); with the paper parser each
+        dimension with a human score gets its SPS.
+        """
+        pr = self.parse(reply)
+        extra: dict[str, Any] = {"parse_method": pr.method}
+        if pr.problems:
+            extra["problems"] = pr.problems
+        answer = {"answers": pr.answers, "authenticity": pr.authenticity, "aesthetics": pr.aesthetics,
+                  "fidelity": pr.fidelity}
+        if not pr.complete:
+            extra["reply_stripped"] = strip_reasoning(reply)[:2000]
+            return {"outcome": "unparseable", "answer": answer, "extra": extra}
+        model = {"authenticity": pr.authenticity, "aesthetics": pr.aesthetics, "fidelity": pr.fidelity}
+        scores: dict[str, float | None] = dict(model)
+        if pr.authenticity is not None and any(a is None for a in pr.answers):
+            extra["authenticity_from"] = "stated total"
+        gt = r.gt
+        if gt is not None and self.options.parser == "vlmevalkit" and not vlmevalkit_gt_complete(gt):
+            extra["gt_incomplete"] = True
+            gt = None
+        if gt is not None:
+            for d in DIMENSIONS:
+                h = gt.get(d)
+                scores[f"sps_{d}"] = sps(model[d], h, self.options.delta_max) if h is not None else None  # type: ignore[arg-type]
+            if gt.majority:
+                extra["q_agree"] = [None if (h is None or a is None) else (a == h) for a, h in zip(pr.answers, gt.majority)]
+        return {"outcome": "scored", "answer": answer, "scores": scores, "extra": extra}
+
+    def score(self, samples: list[GORecord], requests: list[Request], replies: dict[str, StoredResponse],
+              ctx: RunContext | None = None) -> list[SampleRecord]:
+        """One :class:`SampleRecord` per image (see the module docstring); the first carries
+        ``extra["load_info"]`` (records in the release, images missing, ground-truth matching)."""
+        by_id = {q.id: q for q in requests}
         out = []
         for r in samples:
-            resp = got.get(r.index)
-            rec: dict[str, Any] = {"id": r.index, "category": r.category, "scenario": r.scenario, "variant": r.variant,
-                                   "image": r.image}
-            if r.gt is not None:
-                rec["gt"] = {"authenticity": r.gt.authenticity, "aesthetics": r.gt.aesthetics, "fidelity": r.gt.fidelity,
-                             "majority": list(r.gt.majority), "n_raters": r.gt.n_raters}
-            if resp is None or not resp.ok:
-                rec.update(status="error", error=resp.error if resp else "no response")
-            else:
-                rec.update(reply=resp.text, reasoning=resp.reasoning)
-                rec.update(self.score(r, resp.text))
+            resp = replies.get(r.index)
+            fields: dict[str, Any] = {"outcome": "error"}
+            if resp is not None and resp.ok:
+                fields = self.score_one(r, resp.text)
+            fields["labels"] = {"category": r.category, "scenario": r.scenario, "variant": r.variant, "image": r.image}
+            fields["target"] = gt_dict(r.gt) if r.gt is not None else None
             if not out:
-                rec["load_info"] = self.load_info
-            out.append(rec)
+                fields.setdefault("extra", {})["load_info"] = self.load_info
+            out.append(SampleRecord.from_reply(self.name, r.index, by_id.get(r.index), resp, **fields))
         return out
 
-    # ------------------------------------------------------------ aggregate
-    def aggregate(self, records: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """SPS (Table 3, %), per-category SPS, model-vs-human PLCC/SRCC, question agreement, means.
+    # ------------------------------------------------------- aggregate, tables
+    def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """See :func:`lensbench.benchmarks.gobench.aggregate.aggregate_records`."""
+        return aggregate_records(records, self.load_info, overall_metric=self.options.parser == "vlmevalkit")
 
-        ``metrics``: ``SPS`` {Authenticity, Aesthetics, Fidelity} in percent over parseable images
-        with ground truth; ``SPS_by_category`` {Direct|Reflect|Refracted: {...}};
-        ``correlation`` {dim: {PLCC, SRCC, n}}; ``question_agreement`` {Overall, categories,
-        Q1..Q5} in percent; ``model_mean`` / ``human_mean`` {dim: mean score} (and by category);
-        ``answer_distribution`` {Yes, No, Cannot determine} in percent.
-        ``counts``: ``n`` (parseable images), ``n_images``, ``n_unparseable``, ``n_error``,
-        ``n_with_gt``, ``n_images_missing``, ``n_records_total``, parse methods.
-        """
-        info = next((r.get("load_info") for r in records if r.get("load_info")), None) or self.load_info or {}
-        ok = [r for r in records if r["status"] in ("correct", "wrong")]
-        with_gt = [r for r in ok if r.get("sps")]
-        cats = [c for c in CATEGORIES if any(r["category"] == c for r in records)]
-
-        def sps_block(rs):
-            out = {}
-            for d in DIMENSIONS:
-                v = [r["sps"][d] for r in rs if r["sps"].get(d) is not None]
-                out[DIM_TITLES[d]] = 100.0 * _mean(v) if v else None
-            return out
-
-        def mean_block(rs, src):
-            out = {}
-            for d in DIMENSIONS:
-                v = [r[src][d] for r in rs if r.get(src) and r[src].get(d) is not None]
-                out[DIM_TITLES[d]] = _mean(v)
-            return out
-
-        metrics: dict[str, Any] = {"SPS": sps_block(with_gt)}
-        metrics["SPS_by_category"] = {CATEGORIES[c]: sps_block([r for r in with_gt if r["category"] == c]) for c in cats}
-        metrics["correlation"] = {}
-        for d in DIMENSIONS:
-            pairs = [(r["scores"][d], r["gt"][d]) for r in with_gt if r["gt"].get(d) is not None]
-            metrics["correlation"][DIM_TITLES[d]] = correlation([p[0] for p in pairs], [p[1] for p in pairs])
-        agree: dict[str, list[bool]] = defaultdict(list)
-        for r in ok:
-            for qi, a in enumerate(r.get("q_agree") or []):
-                if a is not None:
-                    agree["Overall"].append(a)
-                    agree[CATEGORIES.get(r["category"], r["category"])].append(a)
-                    agree[f"Q{qi + 1}"].append(a)
-        order = ["Overall"] + [CATEGORIES[c] for c in cats] + [f"Q{i}" for i in range(1, 6)]
-        metrics["question_agreement"] = {k: (100.0 * sum(agree[k]) / len(agree[k]) if agree.get(k) else None) for k in order}
-        metrics["question_agreement_n"] = {k: len(agree.get(k, [])) for k in order}
-        metrics["model_mean"] = {"All": mean_block(ok, "scores"),
-                                 **{CATEGORIES[c]: mean_block([r for r in ok if r["category"] == c], "scores") for c in cats}}
-        metrics["human_mean"] = {"All": mean_block(with_gt, "gt"),
-                                 **{CATEGORIES[c]: mean_block([r for r in with_gt if r["category"] == c], "gt") for c in cats}}
-        dist = Counter(a for r in ok for a in (r.get("answers") or []) if a is not None)
-        tot = sum(dist.values())
-        metrics["answer_distribution"] = {a: (100.0 * dist[a] / tot if tot else None) for a in ANSWERS}
-        counts = {
-            "n": len(ok),
-            "n_images": len(records),
-            "n_unparseable": sum(r["status"] == "unparseable" for r in records),
-            "n_error": sum(r["status"] == "error" for r in records),
-            "n_with_gt": len(with_gt),
-            "n_without_gt": len(ok) - len(with_gt),
-            "parse_methods": dict(Counter(str(r.get("parse_method")) for r in ok)),
-            "n_records_total": info.get("n_records_total"),
-            "n_images_missing": info.get("n_images_missing"),
-            "human_ratings": info.get("human_ratings"),
-            "n_gt_unmatched_keys": info.get("n_gt_unmatched_keys"),
-            "per_category": {CATEGORIES[c]: sum(r["category"] == c for r in ok) for c in cats},
-        }
-        return metrics, counts
-
-    # --------------------------------------------------------------- render
-    @staticmethod
-    def paper_table(n: int) -> dict[str, Any]:
-        """Table ``n`` (1, 2 or 3) of the paper, from ``lensbench/data/gobench_paper_table{n}.json``."""
-        text = read_text(__package__, "paper", f"table{n}.json")
-        return json.loads(text)
-
-    def tables(self, results, fmt: str = "md", with_paper: bool = False) -> str:
-        """See :meth:`Benchmark.tables` (transition alias of :meth:`render`)."""
-        return self.render(results, fmt, with_paper)
-
-    def render(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
-        """Table 3 (SPS %), per-category SPS, model-vs-human correlation, question agreement, means, counts."""
-        dims = [DIM_TITLES[d] for d in DIMENSIONS]
-        rows = []
-        if with_paper:
-            rows += [[f"{p['model']} (paper)"] + [p[d] for d in dims] for p in self.paper_table(3)["rows"]]
-        for r in results:
-            tag = "" if r.complete else f" [incomplete: {r.counts.get('n_error', 0)} errors]"
-            rows.append([r.model + tag] + [r.metrics["SPS"].get(d) for d in dims])
-        parts = [render_table(["MLLMs"] + [f"{d}↑" for d in dims], rows, fmt,
-                              title="GOBench optical understanding: SPS vs human ground truth (Table 3 layout; %)")]
-        cats = []
-        for r in results:
-            for c in r.metrics.get("SPS_by_category", {}):
-                if c not in cats:
-                    cats.append(c)
-        if cats:
-            parts.append(render_table(
-                ["Model"] + [f"{c} {d}" for c in cats for d in dims],
-                [[r.model] + [r.metrics["SPS_by_category"].get(c, {}).get(d) for c in cats for d in dims] for r in results],
-                fmt, title="SPS per category (%)"))
-        parts.append(render_table(
-            ["Model"] + [f"{d} {k}" for d in dims for k in ("PLCC", "SRCC")],
-            [[r.model] + [r.metrics["correlation"].get(d, {}).get(k) for d in dims for k in ("PLCC", "SRCC")]
-             for r in results], fmt, title="Model vs human scores per image (PLCC / SRCC)", digits=4))
-        qa_cols: list[str] = []
-        for r in results:
-            for k in r.metrics.get("question_agreement", {}):
-                if k not in qa_cols:
-                    qa_cols.append(k)
-        parts.append(render_table(["Model"] + qa_cols,
-                                  [[r.model] + [r.metrics["question_agreement"].get(k) for k in qa_cols] for r in results],
-                                  fmt, title="Agreement of each answer with the human majority label (%; only where "
-                                             "per-question human labels exist)"))
-        mean_rows = []
-        for r in results:
-            mean_rows.append([r.model, "model"] + [r.metrics["model_mean"]["All"].get(d) for d in dims]
-                             + [r.metrics["answer_distribution"].get(a) for a in ANSWERS])
-            if r.counts.get("n_with_gt"):
-                mean_rows.append([r.model, "human (same images)"] + [r.metrics["human_mean"]["All"].get(d) for d in dims]
-                                 + [None, None, None])
-        parts.append(render_table(["Model", "rated by"] + [f"mean {d}" for d in dims] + [f"% {a}" for a in ANSWERS],
-                                  mean_rows, fmt, title="Mean scores (Authenticity 0-5, Aesthetics / Fidelity 1-5) and "
-                                                        "answer distribution"))
-        parts.append(render_table(
-            ["Model", "images", "scored", "unparseable (excluded)", "errors (not scored)", "with human GT",
-             "records in release", "images missing (skipped)"],
-            [[r.model, r.counts.get("n_images"), r.counts.get("n"), r.counts.get("n_unparseable"), r.counts.get("n_error"),
-              r.counts.get("n_with_gt"), r.counts.get("n_records_total"), r.counts.get("n_images_missing")]
-             for r in results], fmt, title="Counts"))
-        if fmt == "md":
-            notes = ["Unparseable replies (a missing answer or rating) are counted above and excluded from every "
-                     "dimension, as VLMEvalKit does; they are never guessed."]
-            for r in results:
-                if not r.counts.get("n_with_gt"):
-                    notes.append(f"{r.model}: no human ground truth matched (--human-ratings), so SPS, correlations "
-                                 "and agreement are empty; the model's own mean scores are shown.")
-                if r.counts.get("n_images_missing"):
-                    notes.append(f"{r.model}: {r.counts['n_images_missing']} of {r.counts.get('n_records_total')} "
-                                 "records had no image file and were skipped.")
-                if not r.complete:
-                    notes.append(f"{r.model}: {r.counts.get('n_error')} request(s) failed in transport and are not "
-                                 "scored; re-run with the same --out to retry them.")
-            parts.append("\n".join(f"- {n}" for n in notes) + "\n")
-        return "\n".join(parts)
+    def tables(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
+        """Table 3 (SPS %), per-category SPS, correlations, agreement, means, counts (:mod:`.report`)."""
+        return render_tables(results, fmt, with_paper)

@@ -1,4 +1,5 @@
-"""Human ratings for GOBench: the ratings database, rating files, and ground truth from them.
+"""Human ratings for GOBench: rating files (CSV/TSV, the rate page's SQLite, VLMEvalKit's GOBench.tsv)
+and the ground truth made from them.
 
 Ground truth (paper Sec. 2.2: "the averaged expert scores for these three dimensions ... serve as
 the definitive ground truth") is the mean over raters per image and dimension. Accepted sources:
@@ -6,7 +7,9 @@ the definitive ground truth") is the mean over raters per image and dimension. A
 * VLMEvalKit's ``GOBench.tsv`` (HF ``bonnot/GOBench``): columns ``index``, ``image`` (base64),
   ``question``, ``answer``; the ``answer`` cell holds ``Reality Assessment Score: x``,
   ``Aesthetics Rating: y``, ``Instruction Consistency Rating: z`` (read with the same patterns
-  VLMEvalKit's ``parse_ground_truth`` uses). Only per-image means, no per-question labels.
+  VLMEvalKit's ``parse_ground_truth`` uses; a field that is absent or not a number is None).
+  Only per-image means, no per-question labels. The public human ground truth: Tables 1-2 of
+  ``lensbench gobench summary`` are computed from it (:func:`tsv_rating_rows`).
 * A CSV (or TSV) of ratings: a key column ``index`` (``direct_light_images_1.1``) or ``image``
   (``direct_light_images/1.1.png``); either per-image means (``authenticity``, ``aesthetics``,
   ``fidelity``; aliases ``reality``, ``consistency``, ``instruction_consistency``) or one row
@@ -21,144 +24,27 @@ import base64
 import csv
 import math
 import re
-import sqlite3
 import sys
-import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lensbench.core.errors import DataError
-from lensbench.benchmarks.gobench.protocol import ANSWERS, GORecord, HumanGT, authenticity_score, normalize_answer
+from lensbench.benchmarks.gobench.parse_paper import normalize_answer
+from lensbench.benchmarks.gobench.ratings_db import FIELDS, QFIELDS, RatingRow, RatingsDB
+from lensbench.benchmarks.gobench.records import GORecord, HumanGT
+from lensbench.benchmarks.gobench.sps import authenticity_score
 
 __all__ = ["RatingRow", "RatingsDB", "read_rating_rows", "ground_truth", "read_vlmevalkit_tsv", "match_record",
-           "load_human_gt", "QFIELDS", "FIELDS"]
-
-QFIELDS = ("q1", "q2", "q3", "q4", "q5")
-#: Every field a rater fills for one image, in page order.
-FIELDS = QFIELDS + ("aesthetics", "fidelity")
+           "load_human_gt", "QFIELDS", "FIELDS", "is_vlmevalkit_tsv", "tsv_rating_rows"]
 
 _ALIASES = {
     "authenticity": ("authenticity", "reality", "optical_authenticity", "reality_score", "authenticity_score"),
     "aesthetics": ("aesthetics", "aesthetic", "aesthetics_rating", "aesthetic_quality"),
     "fidelity": ("fidelity", "consistency", "instruction_consistency", "instruction_fidelity", "consistency_rating"),
 }
-
-
-@dataclass(frozen=True)
-class RatingRow:
-    """One rating of one image (one rater, or a precomputed mean when ``rater`` is None).
-
-    ``key`` identifies the image (record index or release image path); ``answers`` 5 labels of
-    :data:`ANSWERS` (None where not given; empty tuple when no per-question labels);
-    ``authenticity`` 0-5 (from the answers when all five exist, else as given); ``aesthetics``,
-    ``fidelity`` 1-5; ``generator`` the image source when known.
-    """
-
-    key: str
-    rater: str | None
-    answers: tuple[str | None, ...]
-    authenticity: float | None
-    aesthetics: float | None
-    fidelity: float | None
-    generator: str | None = None
-    record: str | None = None
-
-
-# --------------------------------------------------------------------------- ratings DB
-class RatingsDB:
-    """SQLite store of ratings given on the rating page (WAL; every click committed at once).
-
-    Tables: ``items(item, generator, image, record_index)``, ``ratings(rater, item, field,
-    value, ts)`` (latest value per (rater, item, field)) and ``events`` (append-only log of
-    every click). ``field`` is one of :data:`FIELDS`; values: an answer of :data:`ANSWERS` for
-    ``q1``-``q5``, ``"1"``-``"5"`` for the ratings.
-    """
-
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.executescript(
-            "CREATE TABLE IF NOT EXISTS items(item TEXT PRIMARY KEY, generator TEXT, image TEXT, record_index TEXT);"
-            "CREATE TABLE IF NOT EXISTS ratings(rater TEXT, item TEXT, field TEXT, value TEXT, ts REAL,"
-            " PRIMARY KEY(rater, item, field));"
-            "CREATE TABLE IF NOT EXISTS events(rater TEXT, item TEXT, field TEXT, value TEXT, ts REAL);")
-
-    def close(self) -> None:
-        """Close the connection."""
-        self.conn.close()
-
-    def add_items(self, items: Iterable[tuple[str, str, str, str]]) -> None:
-        """Register ``(item, generator, image path, record index)`` rows (existing ones are updated)."""
-        self.conn.executemany("INSERT INTO items VALUES(?,?,?,?) ON CONFLICT(item) DO UPDATE SET generator=excluded.generator,"
-                              " image=excluded.image, record_index=excluded.record_index", list(items))
-
-    def set(self, rater: str, item: str, field: str, value: str) -> None:
-        """Store one answer now. Raises ValueError for an unknown field or a value outside its range."""
-        if not rater or not rater.strip():
-            raise ValueError("rater name is empty")
-        if field in QFIELDS:
-            v = normalize_answer(value)
-            if v is None:
-                raise ValueError(f"{field} must be one of {ANSWERS}, got {value!r}")
-        elif field in ("aesthetics", "fidelity"):
-            if str(value) not in ("1", "2", "3", "4", "5"):
-                raise ValueError(f"{field} must be 1-5, got {value!r}")
-            v = str(value)
-        else:
-            raise ValueError(f"unknown field {field!r} (one of {FIELDS})")
-        ts = time.time()
-        with self.conn:
-            self.conn.execute("INSERT INTO ratings VALUES(?,?,?,?,?) ON CONFLICT(rater, item, field) DO UPDATE SET"
-                              " value=excluded.value, ts=excluded.ts", (rater.strip(), item, field, v, ts))
-            self.conn.execute("INSERT INTO events VALUES(?,?,?,?,?)", (rater.strip(), item, field, v, ts))
-
-    def of_rater(self, rater: str) -> dict[str, dict[str, str]]:
-        """``{item: {field: value}}`` given so far by ``rater``."""
-        out: dict[str, dict[str, str]] = defaultdict(dict)
-        for item, f, v in self.conn.execute("SELECT item, field, value FROM ratings WHERE rater=?", (rater.strip(),)):
-            out[item][f] = v
-        return dict(out)
-
-    def raters(self) -> list[str]:
-        """Names of everyone who rated, sorted."""
-        return [r for (r,) in self.conn.execute("SELECT DISTINCT rater FROM ratings ORDER BY rater")]
-
-    def rows(self, complete_only: bool = True) -> list[RatingRow]:
-        """One :class:`RatingRow` per (rater, item); key = the item's record index when known.
-
-        ``complete_only`` keeps only (rater, item) pairs with all 7 fields given.
-        """
-        meta = {i: (g, rec) for i, g, _img, rec in self.conn.execute("SELECT * FROM items")}
-        got: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
-        for rater, item, f, v in self.conn.execute("SELECT rater, item, field, value FROM ratings ORDER BY rater, item"):
-            got[(rater, item)][f] = v
-        out = []
-        for (rater, item), fs in got.items():
-            if complete_only and any(f not in fs for f in FIELDS):
-                continue
-            gen, rec = meta.get(item, (None, None))
-            answers = tuple(fs.get(q) for q in QFIELDS)
-            auth = authenticity_score(answers) if all(a is not None for a in answers) else None  # type: ignore[arg-type]
-            out.append(RatingRow(key=item, record=rec, rater=rater, answers=answers, authenticity=auth,
-                                 aesthetics=float(fs["aesthetics"]) if "aesthetics" in fs else None,
-                                 fidelity=float(fs["fidelity"]) if "fidelity" in fs else None, generator=gen))
-        return out
-
-    def export_csv(self, path: str | Path) -> int:
-        """Write complete per-rater ratings as a CSV (the format :func:`read_rating_rows` reads); returns rows written."""
-        rows = self.rows()
-        with Path(path).open("w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh)
-            w.writerow(["index", "item", "generator", "rater", *QFIELDS, "authenticity", "aesthetics", "fidelity"])
-            for r in rows:
-                w.writerow([r.record or r.key, r.key, r.generator or "", r.rater, *r.answers, r.authenticity, int(r.aesthetics or 0),
-                            int(r.fidelity or 0)])
-        return len(rows)
 
 
 # --------------------------------------------------------------------------- files
@@ -179,12 +65,16 @@ def _num(v: Any, lo: float, hi: float, path: Path, field: str, line: int) -> flo
 def read_rating_rows(path: str | Path) -> list[RatingRow]:
     """Rating rows from a ratings CSV/TSV or a ``lensbench gobench rate`` SQLite database.
 
+    A VLMEvalKit ``GOBench.tsv`` is read by :func:`tsv_rating_rows` (one row per image, its
+    rater means; numbered rows need ``records`` there, so here only record-keyed TSVs work).
     Raises DataError naming the file and column for a missing key column, a bad answer or a
     score out of range.
     """
     path = Path(path)
     if not path.is_file():
         raise DataError(path, "ratings file not found")
+    if is_vlmevalkit_tsv(path):
+        return tsv_rating_rows(path)
     with path.open("rb") as fh:
         head = fh.read(16)
     if head.startswith(b"SQLite format 3"):
@@ -300,10 +190,13 @@ def read_vlmevalkit_tsv(path: str | Path, keep_images: bool = False) -> list[Tsv
                 raise DataError(path, f"VLMEvalKit TSV without a {need!r} column (columns: {cols})", field=need)
         for i, row in enumerate(reader, 2):
             ans = row.get("answer") or ""
-            vals = {}
+            vals: dict[str, float | None] = {}
             for d, pat in _GT_PATTERNS.items():
                 m = pat.search(ans)
-                vals[d] = float(m.group(1)) if m else None
+                try:
+                    vals[d] = float(m.group(1)) if m else None
+                except ValueError:  # e.g. "3.5." : VLMEvalKit's float() fails the row too
+                    vals[d] = None
             gt = HumanGT(**vals) if any(v is not None for v in vals.values()) else None
             out.append(TsvRow(index=str(row["index"]).strip(), question=row.get("question"), gt=gt, row=i,
                               image_b64=row.get("image") if keep_images else None))
@@ -363,6 +256,49 @@ def _tsv_to_records(rows: list[TsvRow], records: list[GORecord], path: Path) -> 
     return out
 
 
+def is_vlmevalkit_tsv(path: str | Path) -> bool:
+    """Whether ``path`` is a ``.tsv`` whose header has VLMEvalKit's ``index`` and ``answer`` columns."""
+    path = Path(path)
+    if path.suffix.lower() != ".tsv" or not path.is_file():
+        return False
+    with path.open("r", encoding="utf-8", errors="replace") as fh:
+        header = fh.readline().rstrip("\r\n").split("\t")
+    return "answer" in header and "index" in header
+
+
+def tsv_rating_rows(path: str | Path, records: list[GORecord] | None = None) -> list[RatingRow]:
+    """One :class:`RatingRow` per image of VLMEvalKit's ``GOBench.tsv``: the rater means of its
+    ``answer`` cell (``rater`` None; a field absent from the cell is None).
+
+    Keys: the record ``index`` (``direct_light_images_1.1``, so the release variant ``.1``-``.3``
+    and thus the generator is known). Numbered rows (``1``..``999``) are matched to ``records``
+    (``data_total.json`` order, checked against the question cells); without ``records`` they
+    are refused. Rows whose ``answer`` cell holds none of the three scores are left out.
+    Raises DataError naming the file and field: numbered rows without ``records``, an index
+    that matches no record, or no human score in any ``answer`` cell.
+    """
+    path = Path(path)
+    rows = read_vlmevalkit_tsv(path)
+    if records is not None:
+        mapping = _tsv_to_records(rows, records, path)
+        keyed = [(k, t) for k, t in mapping.items()]
+    else:
+        numbered = next((t for t in rows if re.fullmatch(r"-?\d+", t.index)), None)
+        if numbered is not None:
+            raise DataError(path, f"row {numbered.row}: numbered index {numbered.index!r}; give the GOBench data "
+                                  "folder (--data-dir, data_total.json) to know each row's image and generator",
+                            field="index")
+        keyed = [(t.index, t) for t in rows]
+    out = [RatingRow(key=k, rater=None, answers=(), authenticity=t.gt.authenticity, aesthetics=t.gt.aesthetics,
+                     fidelity=t.gt.fidelity, record=k) for k, t in keyed if t.gt is not None]
+    if not out:
+        raise DataError(path, f"none of the {len(rows)} rows has a human score in its 'answer' cell (expected "
+                              "'Reality Assessment Score: x', 'Aesthetics Rating: y', 'Instruction Consistency "
+                              "Rating: z')", field="answer")
+    return out
+
+
+
 def load_human_gt(path: str | Path, records: list[GORecord], *, image_cache: Path | None = None,
                   generator: str | None = None) -> tuple[dict[str, HumanGT], dict[str, str], dict[str, str], list[str]]:
     """Ground truth for ``records`` from a TSV / CSV / SQLite ratings file.
@@ -377,12 +313,7 @@ def load_human_gt(path: str | Path, records: list[GORecord], *, image_cache: Pat
     by_image = {r.image: r for r in records}
     if not path.is_file():
         raise DataError(path, "human ratings file not found")
-    is_tsv = False
-    if path.suffix.lower() == ".tsv":
-        with path.open("r", encoding="utf-8", errors="replace") as fh:
-            header = fh.readline().rstrip("\n").split("\t")
-        is_tsv = "answer" in header and "index" in header
-    if is_tsv:
+    if is_vlmevalkit_tsv(path):
         need_img = image_cache is not None and any(r.image_path is None for r in records)
         rows = read_vlmevalkit_tsv(path, keep_images=need_img)
         mapping = _tsv_to_records(rows, records, path)

@@ -26,7 +26,7 @@ def _fail(msg: str) -> None:
 
 
 def _records(data_dir: Path):
-    from lensbench.benchmarks.gobench.protocol import find_records_file, load_records
+    from lensbench.benchmarks.gobench.records import find_records_file, load_records
 
     return load_records(find_records_file(data_dir))
 
@@ -75,7 +75,7 @@ def rate_cmd(
     """Serve the rating page; every answer is stored in --db at once; Ctrl-C to stop."""
     from aiohttp import web
 
-    from lensbench.benchmarks.gobench.humans import RatingsDB
+    from lensbench.benchmarks.gobench.ratings_db import RatingsDB
     from lensbench.tools.gobench.server import collect_items, make_app
 
     try:
@@ -99,7 +99,7 @@ def export_cmd(
     out: Annotated[Path, typer.Option("--out", help="CSV to write")],
 ) -> None:
     """Write complete ratings (one row per rater and image) as a CSV for --human-ratings / summary."""
-    from lensbench.benchmarks.gobench.humans import RatingsDB
+    from lensbench.benchmarks.gobench.ratings_db import RatingsDB
 
     if not db.is_file():
         _fail(f"{db}: not found")
@@ -116,6 +116,7 @@ def summary_cmd(
     ratings: Annotated[Optional[list[Path]], typer.Option("--ratings", help="ratings CSV/TSV or rate SQLite (repeat)")] = None,
     run: Annotated[Optional[list[Path]], typer.Option("--run", help="a 'lensbench run gobench' folder: MLLM-judge ratings (repeat)")] = None,
     generator_map: Annotated[Optional[str], typer.Option("--generator-map", help="names of release variants, e.g. '1=A,2=B,3=C'")] = None,
+    data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="GOBench data folder (data_total.json): needed for a GOBench.tsv with numbered rows")] = None,
     format: Annotated[str, typer.Option("--format", help="md, csv or json")] = "md",
     with_paper: Annotated[bool, typer.Option("--with-paper", help="show the paper's Tables 1-2 beside ours")] = False,
 ) -> None:
@@ -126,7 +127,8 @@ def summary_cmd(
         _fail("give --ratings FILE and/or --run RUN_DIR")
     try:
         gmap = parse_generator_map(generator_map)
-        summ = summarize(load_sources(ratings or [], run or []), gmap)
+        recs = _records(data_dir) if data_dir is not None else None
+        summ = summarize(load_sources(ratings or [], run or [], recs), gmap)
     except (ValueError, DataError, ConfigError) as exc:
         _fail(str(exc))
     if format == "json":

@@ -30,7 +30,7 @@ from pathlib import Path
 from PIL import Image
 
 from lensbench.core.errors import ConfigError
-from lensbench.benchmarks.gobench.protocol import GORecord
+from lensbench.benchmarks.gobench.records import GORecord
 
 __all__ = ["GenerationError", "TextToImage", "FolderGenerator", "OpenAIImagesGenerator", "DiffusersGenerator",
            "make_generator", "scenarios", "generate_all", "GenerationReport"]

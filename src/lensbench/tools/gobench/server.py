@@ -2,7 +2,7 @@
 
 One image at a time with its prompt, the five Optical Authenticity questions (Yes / No / Cannot
 determine) and the two 1-5 ratings (Sec. 2.2), as the authors' rating tool (``code/human_rate.py``)
-asks them. Every answer is stored in the SQLite :class:`~lensbench.gobench.humans.RatingsDB` the
+asks them. Every answer is stored in the SQLite :class:`~lensbench.benchmarks.gobench.ratings_db.RatingsDB` the
 moment it is given; several raters share one database (``?rater=NAME`` or ``--rater``); a rater
 who comes back resumes at the first image not fully rated. Keyboard: Y / N / C answer the
 highlighted question, 1-5 the highlighted rating, Up / Down move the highlight, Left / Right
@@ -23,8 +23,8 @@ from pathlib import Path
 from aiohttp import web
 
 from lensbench.core.errors import ConfigError
-from lensbench.benchmarks.gobench.humans import FIELDS, RatingsDB
-from lensbench.benchmarks.gobench.protocol import GORecord
+from lensbench.benchmarks.gobench.ratings_db import FIELDS, RatingsDB
+from lensbench.benchmarks.gobench.records import GORecord
 from lensbench.core.resources import read_text
 
 __all__ = ["RateItem", "collect_items", "make_app", "RatingServer"]

@@ -1,6 +1,9 @@
 """GOBench generation summaries: per-generator means (Table 2), PLCC/SRCC between the three
 dimensions (Table 1) and inter-rater agreement (Krippendorff's alpha, ``krippendorff`` package).
 
+Human sources: rating CSVs, the rate page's SQLite, or VLMEvalKit's ``GOBench.tsv`` (the public
+human ground truth: per-image rater means in its ``answer`` cell; the release variant ``.1``-``.3``
+of each image names its generator slot, see ``--generator-map``).
 Per image, a source's score is the mean over its raters (Sec. 2.2); Table 2 averages those per
 generator; Table 1 correlates the per-image means between dimensions over all images
 (scipy.stats.pearsonr / spearmanr). Alpha is computed over the raters x images matrix (interval
@@ -18,10 +21,13 @@ from typing import Any
 
 import numpy as np
 
+from lensbench.benchmarks.gobench.humans import is_vlmevalkit_tsv, read_rating_rows, tsv_rating_rows
+from lensbench.benchmarks.gobench.ratings_db import RatingRow
+from lensbench.benchmarks.gobench.records import ANSWERS, DIM_TITLES, DIMENSIONS, GORecord, scenario_of
+from lensbench.benchmarks.gobench.report import paper_table
 from lensbench.core.errors import DataError
 from lensbench.report.tables import render_table
-from lensbench.benchmarks.gobench.humans import RatingRow, read_rating_rows
-from lensbench.benchmarks.gobench.protocol import ANSWERS, DIM_TITLES, DIMENSIONS, scenario_of
+from lensbench.scoring.metrics import correlation
 
 __all__ = ["rows_from_run", "parse_generator_map", "summarize", "render_summary", "krippendorff_alpha", "Source"]
 
@@ -53,14 +59,18 @@ def parse_generator_map(text: str | None) -> dict[str, str]:
 def _generator(row: RatingRow, gmap: dict[str, str]) -> str:
     if row.generator:
         return row.generator
-    _scen, var = scenario_of(row.key if "/" in row.key else (row.record or row.key).replace("_images_", "_images/"))
+    # a record index "direct_light_images_1.2" names the image "direct_light_images/1.2.png" (variant 2)
+    ref = row.key if "/" in row.key else (row.record or row.key).replace("_images_", "_images/") + ".png"
+    _scen, var = scenario_of(ref)
     if var:
         return gmap.get(var, f"variant .{var}")
     return "unknown"
 
 
 def rows_from_run(run_dir: Path) -> Source:
-    """Ratings an MLLM judge gave in a ``lensbench run gobench`` folder (``samples.jsonl``).
+    """Ratings an MLLM judge gave in a ``lensbench run gobench`` folder (``samples.jsonl``: the
+    ``scored`` SampleRecords; key = ``labels["image"]``, generator from ``labels["variant"]`` or,
+    for ``--layout scenario`` runs, the ``--images-dir`` folder name).
 
     Raises DataError when the folder holds no GOBench samples.
     """
@@ -79,12 +89,14 @@ def rows_from_run(run_dir: Path) -> Source:
     rows = []
     for line in p.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
-        if r.get("status") not in ("correct", "wrong"):
+        if r.get("outcome") != "scored":  # unparseable and transport errors carry no ratings
             continue
-        s = r["scores"]
-        rows.append(RatingRow(key=r["image"], rater=name, answers=tuple(r.get("answers") or ()),
-                              authenticity=s["authenticity"], aesthetics=s["aesthetics"], fidelity=s["fidelity"],
-                              generator=gen if not r.get("variant") else None, record=r["id"]))
+        s, labels = r.get("scores") or {}, r.get("labels") or {}
+        rows.append(RatingRow(key=labels.get("image", r.get("sample_id")), rater=name,
+                              answers=tuple((r.get("answer") or {}).get("answers") or ()),
+                              authenticity=s.get("authenticity"), aesthetics=s.get("aesthetics"),
+                              fidelity=s.get("fidelity"), generator=gen if not labels.get("variant") else None,
+                              record=r.get("sample_id")))
     return Source(name=f"judge: {name}", rows=rows, human=False)
 
 
@@ -105,8 +117,6 @@ def summarize(sources: Sequence[Source], gmap: dict[str, str] | None = None) -> 
     """Tables 1-2 and agreement per source. Returns ``{source: {"table2": {generator: {dim: mean,
     "n": images}}, "table1": {pair: {PLCC, SRCC, n}}, "alpha": {dim or "answers": alpha},
     "n_raters": k, "n_images": n}}``."""
-    from lensbench.benchmarks.gobench.benchmark import correlation
-
     gmap = gmap or {}
     out: dict[str, Any] = {}
     for src in sources:
@@ -154,12 +164,10 @@ def summarize(sources: Sequence[Source], gmap: dict[str, str] | None = None) -> 
 
 def render_summary(summary: dict[str, Any], fmt: str = "md", with_paper: bool = False) -> str:
     """Tables 2 and 1 and the agreement table, as ``md`` or ``csv``."""
-    from lensbench.benchmarks.gobench.benchmark import GOBench
-
     dims = ["Aesthetics", "Fidelity", "Authenticity"]
     rows = []
     if with_paper:
-        rows += [["paper (human experts)", p["generator"], *[p[d] for d in dims], None] for p in GOBench.paper_table(2)["rows"]]
+        rows += [["paper (human experts)", p["generator"], *[p[d] for d in dims], None] for p in paper_table(2)["rows"]]
     for name, s in summary.items():
         for gen, t in s["table2"].items():
             rows.append([name, gen, *[t.get(d) for d in dims], t["n"]])
@@ -167,7 +175,7 @@ def render_summary(summary: dict[str, Any], fmt: str = "md", with_paper: bool = 
                           title="Average evaluation scores per generator (Table 2 layout)")]
     rows = []
     if with_paper:
-        rows += [["paper (human experts)", p["pair"], p["PLCC"], p["SRCC"], None] for p in GOBench.paper_table(1)["rows"]]
+        rows += [["paper (human experts)", p["pair"], p["PLCC"], p["SRCC"], None] for p in paper_table(1)["rows"]]
     for name, s in summary.items():
         for pair, c in s["table1"].items():
             rows.append([name, pair, c["PLCC"], c["SRCC"], c["n"]])
@@ -182,8 +190,18 @@ def render_summary(summary: dict[str, Any], fmt: str = "md", with_paper: bool = 
     return "\n".join(parts)
 
 
-def load_sources(ratings: Sequence[Path], runs: Sequence[Path]) -> list[Source]:
-    """Rating files (one human source per file, named by the file) and judge runs."""
-    out = [Source(name=f"humans: {Path(p).name}", rows=read_rating_rows(p)) for p in ratings]
+def load_sources(ratings: Sequence[Path], runs: Sequence[Path], records: list[GORecord] | None = None) -> list[Source]:
+    """Rating files (one human source per file, named by the file) and judge runs.
+
+    A VLMEvalKit ``GOBench.tsv`` gives one row per image (the rater means of its ``answer``
+    cell); its numbered rows are matched to ``records`` (``--data-dir``). Raises DataError for a
+    file with no usable rating (never an empty table).
+    """
+    out = []
+    for p in ratings:
+        rows = tsv_rating_rows(p, records) if is_vlmevalkit_tsv(p) else read_rating_rows(p)
+        if not any(getattr(r, d) is not None for r in rows for d in DIMENSIONS):
+            raise DataError(Path(p), "no authenticity, aesthetics or fidelity score in any row", field="ratings")
+        out.append(Source(name=f"humans: {Path(p).name}", rows=rows))
     out += [rows_from_run(Path(r)) for r in runs]
     return out

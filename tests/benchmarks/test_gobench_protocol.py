@@ -11,12 +11,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from lensbench.benchmarks.gobench.benchmark import GOBench, CriticAnswerSpace, correlation
+from lensbench.benchmarks.gobench.benchmark import GOBench
+from lensbench.benchmarks.gobench.humans import ground_truth, load_human_gt, read_rating_rows
+from lensbench.benchmarks.gobench.parse_paper import normalize_answer, parse_reply
+from lensbench.benchmarks.gobench.prompts import CriticAnswerSpace, critic_prompt
+from lensbench.benchmarks.gobench.records import load_records, split_questions
+from lensbench.benchmarks.gobench.sps import authenticity_score, sps
 from lensbench.cli.main import app
 from lensbench.core.errors import DataError
-from lensbench.benchmarks.gobench.humans import ground_truth, load_human_gt, read_rating_rows
-from lensbench.benchmarks.gobench.protocol import (authenticity_score, critic_prompt, load_records, normalize_answer, parse_reply,
-                                        sps, split_questions)
+from lensbench.scoring.metrics import correlation
 from lensbench.testing.server import FakeOpenAIServer
 
 
@@ -68,8 +71,8 @@ def test_critic_prompt_is_the_official_text(gob_data):
         assert f'  {i}. Q_EN: "{q}"\n' in text
     assert '"model_used_for_eval": "my-model"' in text and "<" + "ENGLISH_PROMPT>" not in text
     assert text.endswith("starting with { and ending with }.\n")
-    req = GOBench().requests([r.__class__(**{**r.__dict__, "image_path": str(next(gob_data.glob("*/1.1.png")))})],
-                             model_name="m")[0]
+    req = GOBench().expand([r.__class__(**{**r.__dict__, "image_path": str(next(gob_data.glob("*/1.1.png")))})],
+                           model_name="m")[0]
     parts = req.messages[0].parts
     assert parts[0].type == "text" and parts[1].type == "image"  # official order: text, then image
 
@@ -266,8 +269,13 @@ def test_cli_run_end_to_end(gob_data, tmp_path):
     assert m["SPS_by_category"]["Direct"]["Authenticity"] == pytest.approx(25.0)
     assert m["question_agreement"]["Overall"] == pytest.approx(100 * 7 / 9)
     assert m["question_agreement"]["Q3"] == pytest.approx(50.0)
-    recs = {json.loads(line)["id"]: json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()}
-    assert recs["direct_light_images_1.1"]["status"] == "wrong" and recs["direct_light_images_1.2"]["status"] == "correct"
-    assert recs["direct_light_images_2.1"]["status"] == "unparseable"
+    recs = {json.loads(line)["sample_id"]: json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()}
+    r11, r12 = recs["direct_light_images_1.1"], recs["direct_light_images_1.2"]
+    assert r11["outcome"] == r12["outcome"] == "scored"
+    assert r11["scores"]["sps_authenticity"] == 0.0 and r12["scores"]["sps_authenticity"] == pytest.approx(0.5)
+    assert r11["labels"] == {"category": "direct_light_images", "scenario": "direct_light_images/1", "variant": "1",
+                             "image": "direct_light_images/1.1.png"}
+    assert r11["target"]["aesthetics"] == pytest.approx(13 / 3) and r11["answer"]["authenticity"] == 3.5
+    assert recs["direct_light_images_2.1"]["outcome"] == "unparseable"
     assert "Gemini-2.5Pro (0506) (paper) | 37.35" in res.output
     assert "unparseable" in res.output and "excluded" in res.output

@@ -19,8 +19,9 @@ from typer.testing import CliRunner
 
 from lensbench.cli.main import app
 from lensbench.tools.gobench.generate import FolderGenerator, OpenAIImagesGenerator, generate_all
-from lensbench.benchmarks.gobench.humans import RatingsDB, ground_truth, read_rating_rows
-from lensbench.benchmarks.gobench.protocol import load_records
+from lensbench.benchmarks.gobench.humans import ground_truth, read_rating_rows
+from lensbench.benchmarks.gobench.ratings_db import RatingsDB
+from lensbench.benchmarks.gobench.records import load_records
 from lensbench.tools.gobench.server import RatingServer, collect_items
 from lensbench.tools.gobench.summary import Source, summarize
 

@@ -1,0 +1,96 @@
+"""GOBench report: Table 3 layout (SPS %), per-category SPS, correlations, agreement, means, counts.
+
+Pure functions of :class:`~lensbench.core.results.RunResult` (metrics and counts from
+:mod:`lensbench.benchmarks.gobench.aggregate`); the paper's tables ship as ``paper/table{1,2,3}.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from lensbench.benchmarks.gobench.records import ANSWERS, DIM_TITLES, DIMENSIONS
+from lensbench.core.resources import read_text
+from lensbench.core.results import RunResult
+from lensbench.report.common import run_label
+from lensbench.report.tables import render_table
+
+__all__ = ["paper_table", "render_tables"]
+
+
+def paper_table(n: int) -> dict[str, Any]:
+    """Table ``n`` (1, 2 or 3) of the paper (``paper/table{n}.json``): ``{"source", "columns", "rows"}``."""
+    return json.loads(read_text(__package__, "paper", f"table{n}.json"))
+
+
+def render_tables(results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
+    """Table 3 (SPS %, with VLMEvalKit's ``Overall`` when a run has it), per-category SPS,
+    model-vs-human correlation, question agreement, means, counts and notes; ``md`` or ``csv``."""
+    dims = [DIM_TITLES[d] for d in DIMENSIONS]
+    t3 = dims + (["Overall"] if any("Overall" in r.metrics["SPS"] for r in results) else [])
+    rows = []
+    if with_paper:
+        rows += [[f"{p['model']} (paper)"] + [p.get(d) for d in t3] for p in paper_table(3)["rows"]]
+    for r in results:
+        rows.append([run_label(r)] + [r.metrics["SPS"].get(d) for d in t3])
+    parts = [render_table(["MLLMs"] + [f"{d}↑" for d in t3], rows, fmt,
+                          title="GOBench optical understanding: SPS vs human ground truth (Table 3 layout; %)")]
+    cats = []
+    for r in results:
+        for c in r.metrics.get("SPS_by_category", {}):
+            if c not in cats:
+                cats.append(c)
+    if cats:
+        parts.append(render_table(
+            ["Model"] + [f"{c} {d}" for c in cats for d in dims],
+            [[r.model] + [r.metrics["SPS_by_category"].get(c, {}).get(d) for c in cats for d in dims] for r in results],
+            fmt, title="SPS per category (%)"))
+    parts.append(render_table(
+        ["Model"] + [f"{d} {k}" for d in dims for k in ("PLCC", "SRCC")],
+        [[r.model] + [r.metrics["correlation"].get(d, {}).get(k) for d in dims for k in ("PLCC", "SRCC")]
+         for r in results], fmt, title="Model vs human scores per image (PLCC / SRCC)", digits=4))
+    qa_cols: list[str] = []
+    for r in results:
+        for k in r.metrics.get("question_agreement", {}):
+            if k not in qa_cols:
+                qa_cols.append(k)
+    parts.append(render_table(["Model"] + qa_cols,
+                              [[r.model] + [r.metrics["question_agreement"].get(k) for k in qa_cols] for r in results],
+                              fmt, title="Agreement of each answer with the human majority label (%; only where "
+                                         "per-question human labels exist)"))
+    mean_rows = []
+    for r in results:
+        mean_rows.append([r.model, "model"] + [r.metrics["model_mean"]["All"].get(d) for d in dims]
+                         + [r.metrics["answer_distribution"].get(a) for a in ANSWERS])
+        if r.counts.get("n_with_gt"):
+            mean_rows.append([r.model, "human (same images)"] + [r.metrics["human_mean"]["All"].get(d) for d in dims]
+                             + [None, None, None])
+    parts.append(render_table(["Model", "rated by"] + [f"mean {d}" for d in dims] + [f"% {a}" for a in ANSWERS],
+                              mean_rows, fmt, title="Mean scores (Authenticity 0-5, Aesthetics / Fidelity 1-5) and "
+                                                    "answer distribution"))
+    parts.append(render_table(
+        ["Model", "images", "scored", "unparseable (excluded)", "errors (not scored)", "with human GT",
+         "records in release", "images missing (skipped)"],
+        [[r.model, r.counts.get("n_images"), r.counts.get("n"), r.counts.get("n_unparseable"), r.counts.get("n_error"),
+          r.counts.get("n_with_gt"), r.counts.get("n_records_total"), r.counts.get("n_images_missing")]
+         for r in results], fmt, title="Counts"))
+    if fmt == "md":
+        notes = ["Unparseable replies (a missing answer or rating) are counted above and excluded from every "
+                 "dimension, as VLMEvalKit does; they are never guessed."]
+        for r in results:
+            if not r.counts.get("n_with_gt"):
+                notes.append(f"{r.model}: no human ground truth matched (--human-ratings), so SPS, correlations "
+                             "and agreement are empty; the model's own mean scores are shown.")
+            if r.counts.get("n_gt_incomplete"):
+                notes.append(f"{r.model}: {r.counts['n_gt_incomplete']} image(s) have ground truth lacking one of "
+                             "the three scores and are left out of every dimension (--parser vlmevalkit, as "
+                             "VLMEvalKit does).")
+            if r.counts.get("n_images_missing"):
+                notes.append(f"{r.model}: {r.counts['n_images_missing']} of {r.counts.get('n_records_total')} "
+                             "records had no image file and were skipped.")
+            if not r.complete:
+                notes.append(f"{r.model}: {r.counts.get('n_error')} request(s) failed in transport and are not "
+                             "scored; re-run with the same --out to retry them.")
+        parts.append("\n".join(f"- {n}" for n in notes) + "\n")
+    return "\n".join(parts)
