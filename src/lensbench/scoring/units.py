@@ -41,7 +41,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "dimension": ("dimension", "abbrev", "dim"),
     "language": ("language", "lang"),
     "video": ("video_id", "video"),
-    "task": ("task_abbrev", "abbrev", "task"),
+    "task": ("column", "task_abbrev", "abbrev", "task"),
     "config": ("config",),
     "frames": ("frames", "num_frames"),
     "resolution": ("resolution",),

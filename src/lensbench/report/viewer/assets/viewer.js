@@ -1,0 +1,336 @@
+/* lensbench run viewer: summary tables, a paginated per-sample browser, comparisons, plots.
+   Data: the JSON block #lensbench-data (see lensbench/report/viewer/data.py for its keys). */
+(function () {
+  'use strict';
+  var t0 = performance.now();
+  var D = JSON.parse(document.getElementById('lensbench-data').textContent);
+  var S = D.samples, R = D.runs, IMG = D.images;
+  var PAGE = 25;
+  var st = { bench: '', run: '', outcome: '', labels: {}, group: '', q: '', page: 0 };
+  var hay = null, byKey = null;
+
+  function h(tag, attrs) {
+    var e = document.createElement(tag);
+    if (attrs) for (var k in attrs) {
+      if (k === 'text') e.textContent = attrs[k];
+      else if (k === 'cls') e.className = attrs[k];
+      else if (k === 'html') e.innerHTML = attrs[k];
+      else if (k.slice(0, 2) === 'on') e.addEventListener(k.slice(2), attrs[k]);
+      else e.setAttribute(k, attrs[k]);
+    }
+    for (var i = 2; i < arguments.length; i++) {
+      var c = arguments[i];
+      if (c === null || c === undefined || c === false) continue;
+      if (Array.isArray(c)) c.forEach(function (x) { if (x) e.appendChild(typeof x === 'string' ? document.createTextNode(x) : x); });
+      else e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+    }
+    return e;
+  }
+  function js(v) { return typeof v === 'string' ? v : JSON.stringify(v); }
+  function fmt(v) {
+    if (v === null || v === undefined) return '-';
+    if (typeof v === 'number') return Number.isInteger(v) ? String(v) : v.toFixed(2);
+    return js(v);
+  }
+  function uniq(a) { var s = {}, o = []; a.forEach(function (x) { if (!(x in s)) { s[x] = 1; o.push(x); } }); return o; }
+
+  /* ---------------- tabs */
+  document.querySelectorAll('#tabs button').forEach(function (b) {
+    b.addEventListener('click', function () { showTab(b.getAttribute('data-tab')); });
+  });
+  function showTab(name) {
+    document.querySelectorAll('#tabs button').forEach(function (b) { b.classList.toggle('on', b.getAttribute('data-tab') === name); });
+    document.querySelectorAll('.tab').forEach(function (t) { t.classList.toggle('on', t.id === 'tab-' + name); });
+  }
+
+  /* ---------------- summary */
+  function renderSummary() {
+    var box = document.getElementById('tab-summary');
+    var benches = uniq(R.map(function (r) { return r.benchmark; }));
+    benches.forEach(function (b) {
+      var sec = h('div', { cls: 'bench', 'data-bench': b }, h('h2', { text: b }));
+      if (D.tables[b]) sec.appendChild(h('div', { html: D.tables[b] }));
+      var rows = R.filter(function (r) { return r.benchmark === b; }).map(function (r) {
+        var c = r.counts || {};
+        return h('tr', null, h('td', { text: r.label }), h('td', { text: r.complete ? 'finished' : 'unfinished' }),
+          h('td', { text: fmt(r.n) }), h('td', { text: fmt(c.n_unparseable) }), h('td', { text: fmt(c.n_error) }),
+          h('td', { cls: 'note', text: (r.problems || []).join('; ') }), h('td', { text: r.path }));
+      });
+      sec.appendChild(h('table', { cls: 'tbl runs' }, h('thead', null, h('tr', null,
+        ['run', 'status', 'records', 'unparseable', 'errors', 'problems', 'folder'].map(function (x) { return h('th', { text: x }); }))),
+        h('tbody', null, rows)));
+      box.appendChild(sec);
+    });
+    if (!R.length) box.appendChild(h('p', { cls: 'note', text: 'No runs.' }));
+  }
+
+  /* ---------------- images and boxes */
+  function asBox(v) {
+    if (v && !Array.isArray(v) && typeof v === 'object') v = v.bbox || v.box || null;
+    if (Array.isArray(v) && v.length === 4 && v.every(function (x) { return typeof x === 'number'; })) return v;
+    return null;
+  }
+  function boxesOf(s) {
+    var x = s.x || {}, out = [];
+    var gt = asBox(x.gt_box) || asBox(s.t), pr = asBox(x.pred_box) || asBox(s.a);
+    if (gt) out.push({ b: gt, cls: 'gt', color: '#1a7f37' });
+    if (pr) out.push({ b: pr, cls: 'pr', color: '#cf222e' });
+    return out;
+  }
+  function svgBoxes(img, boxes) {
+    if (!boxes.length || !img.w || !img.h) return null;
+    var ns = 'http://www.w3.org/2000/svg';
+    var svg = document.createElementNS(ns, 'svg');
+    svg.setAttribute('viewBox', '0 0 ' + img.w + ' ' + img.h);
+    svg.setAttribute('preserveAspectRatio', 'none');
+    boxes.forEach(function (bx) {
+      var b = bx.b, norm = b.every(function (v) { return v <= 1.0; });
+      var k = norm ? [img.w, img.h] : [1, 1];
+      var r = document.createElementNS(ns, 'rect');
+      r.setAttribute('x', b[0] * k[0]); r.setAttribute('y', b[1] * k[1]);
+      r.setAttribute('width', Math.max(0, (b[2] - b[0]) * k[0])); r.setAttribute('height', Math.max(0, (b[3] - b[1]) * k[1]));
+      r.setAttribute('fill', 'none'); r.setAttribute('stroke', bx.color);
+      r.setAttribute('stroke-width', Math.max(2, img.w / 150)); r.setAttribute('class', 'box ' + bx.cls);
+      svg.appendChild(r);
+    });
+    return svg;
+  }
+  function thumb(sha, boxes) {
+    var im = IMG[sha];
+    if (!im || !im.t) return h('span', { cls: 'missing', text: 'image not found' + (im && im.missing ? ': ' + im.missing : '') });
+    var wrap = h('span', { cls: 'thumb', title: 'click to enlarge' },
+      h('img', { src: im.t, loading: 'lazy', alt: sha.slice(0, 12) }), svgBoxes(im, boxes || []));
+    wrap.addEventListener('click', function () { enlarge(sha, boxes || []); });
+    return wrap;
+  }
+  function enlarge(sha, boxes) {
+    var im = IMG[sha], m = document.getElementById('modal'), body = document.getElementById('modal-body');
+    body.innerHTML = '';
+    body.appendChild(h('span', { cls: 'big' }, h('img', { src: im.u || im.t, alt: 'full image' }), svgBoxes(im, boxes)));
+    m.hidden = false;
+  }
+  document.getElementById('modal').addEventListener('click', function () { this.hidden = true; });
+  document.addEventListener('keydown', function (e) { if (e.key === 'Escape') document.getElementById('modal').hidden = true; });
+
+  /* ---------------- one sample */
+  function media(s) {
+    var boxes = boxesOf(s), out = [];
+    (s.m || []).forEach(function (msg) {
+      msg[1].forEach(function (p) {
+        if (p[0] === 'i') out.push(thumb(p[1], boxes));
+        else if (p[0] === 'v') {
+          var strip = h('div', { cls: 'strip', title: p[1] || '' });
+          p[2].forEach(function (ts, k) {
+            var im = IMG[p[3][k]];
+            strip.appendChild(h('figure', null, im && im.t ? thumb(p[3][k], []) : h('span', { cls: 'missing', text: '[frame]' }),
+              h('figcaption', { text: (typeof ts === 'number' ? ts.toFixed(2) : ts) + ' s' })));
+          });
+          out.push(h('div', null, h('div', { cls: 'note', text: 'video ' + (p[1] || '') + ' · ' + p[2].length + ' frames' }), strip));
+        }
+      });
+    });
+    return out.length ? h('div', { cls: 'media' }, out) : null;
+  }
+  function promptText(s) {
+    var parts = [];
+    (s.m || []).forEach(function (msg) {
+      msg[1].forEach(function (p) { if (p[0] === 't') parts.push((s.m.length > 1 ? '[' + msg[0] + '] ' : '') + p[1]); });
+    });
+    return parts.join('\n');
+  }
+  function kv(pairs) {
+    var g = h('div', { cls: 'kv' });
+    pairs.forEach(function (p) { if (p[1] !== undefined && p[1] !== null) { g.appendChild(h('b', { text: p[0] })); g.appendChild(h('span', { text: p[1] })); } });
+    return g;
+  }
+  function card(i, compact) {
+    var s = S[i], run = R[s.r];
+    var labels = Object.keys(s.l || {}).map(function (k) { return h('span', { cls: 'chip', text: k + ': ' + js(s.l[k]) }); });
+    var c = h('div', { cls: compact ? 'mini sample' : 'card sample', 'data-i': i, 'data-outcome': s.o },
+      h('h3', null, h('span', { cls: 'badge o-' + s.o, text: s.o }), h('code', { text: s.id }),
+        h('span', { cls: 'run', text: run ? run.label + ' · ' + run.benchmark : '' })),
+      compact ? null : h('div', null, labels), media(s));
+    var p = promptText(s);
+    if (compact) c.appendChild(h('details', null, h('summary', { text: 'prompt' }), h('pre', { cls: 'prompt', text: p })));
+    else c.appendChild(h('pre', { cls: 'prompt', text: p }));
+    var x = s.x || {};
+    if (x.options) c.appendChild(kv([['options', js(x.options)]]));
+    if (s.rs) c.appendChild(h('details', null, h('summary', { text: 'reasoning' }), h('pre', { cls: 'reasoning', text: s.rs })));
+    if (s.rp !== undefined) c.appendChild(h('pre', { cls: 'reply', text: s.rp }));
+    var sc = s.s ? Object.keys(s.s).map(function (k) { return k + '=' + fmt(s.s[k]); }).join(', ') : undefined;
+    c.appendChild(kv([['answer', s.a !== undefined ? js(s.a) : '(none)'], ['target', s.t !== undefined ? js(s.t) : undefined],
+      ['scores', sc], ['error', s.e], ['latency', s.lt !== undefined ? fmt(s.lt) + ' s' : undefined]]));
+    if (boxesOf(s).length) c.appendChild(h('div', { cls: 'legend' }, h('span', { cls: 'gt', text: '■ ground truth ' }),
+      h('span', { cls: 'pr', text: '■ prediction' }), s.s && s.s.iou !== undefined ? ' · IoU ' + fmt(s.s.iou) : ''));
+    if (s.j && s.j.length) c.appendChild(h('details', null, h('summary', { text: s.j.length + ' judge/parser call(s)' }),
+      s.j.map(function (j) { return h('div', null, kv([['kind', j.kind], ['request', j.request_id], ['verdict', js(j.verdict)], ['error', j.error]]), h('pre', { text: j.reply || '' })); })));
+    var rest = {};
+    Object.keys(x).forEach(function (k) { if (k !== 'options') rest[k] = x[k]; });
+    if (Object.keys(rest).length) c.appendChild(h('details', null, h('summary', { text: 'extra' }), h('pre', { text: JSON.stringify(rest, null, 1) })));
+    return c;
+  }
+
+  /* ---------------- filters */
+  function sel(id, opts, val) {
+    var e = document.getElementById(id);
+    e.innerHTML = '';
+    opts.forEach(function (o) { var op = h('option', { value: o[0], text: o[1] }); if (o[0] === val) op.selected = true; e.appendChild(op); });
+    return e;
+  }
+  function labelStats() {
+    var stats = {};
+    for (var i = 0; i < S.length; i++) {
+      var s = S[i];
+      if (st.bench && R[s.r].benchmark !== st.bench) continue;
+      for (var k in s.l) { var v = js(s.l[k]); (stats[k] = stats[k] || {})[v] = ((stats[k] || {})[v] || 0) + 1; }
+    }
+    return stats;
+  }
+  function buildControls() {
+    var benches = uniq(R.map(function (r) { return r.benchmark; }));
+    sel('f-bench', [['', 'all']].concat(benches.map(function (b) { return [b, b]; })), st.bench);
+    sel('f-run', [['', 'all']].concat(R.filter(function (r) { return !st.bench || r.benchmark === st.bench; })
+      .map(function (r) { return [String(r.i), r.label + ' · ' + r.benchmark]; })), st.run);
+    sel('f-outcome', [['', 'all']].concat(['correct', 'wrong', 'unparseable', 'error', 'scored'].map(function (o) { return [o, o]; })), st.outcome);
+    var stats = labelStats(), box = document.getElementById('f-labels');
+    box.innerHTML = '';
+    var keys = Object.keys(stats);
+    keys.forEach(function (k) {
+      var vals = Object.keys(stats[k]);
+      if (vals.length < 2 || vals.length > 60) return;
+      vals.sort();
+      var e = h('select', { 'data-label': k });
+      e.appendChild(h('option', { value: '', text: 'all' }));
+      vals.forEach(function (v) { var op = h('option', { value: v, text: v + ' (' + stats[k][v] + ')' }); if (st.labels[k] === v) op.selected = true; e.appendChild(op); });
+      e.addEventListener('change', function () { if (e.value) st.labels[k] = e.value; else delete st.labels[k]; st.page = 0; renderList(); });
+      box.appendChild(h('label', null, k + ' ', e));
+    });
+    var dflt = st.bench && D.groupDefault[st.bench];
+    if (st.group === null || st.group === undefined) st.group = '';
+    sel('f-group', [['', 'none']].concat(keys.map(function (k) { return [k, k]; })), st.group || '');
+    if (dflt && !st.groupTouched && keys.indexOf(dflt) >= 0) { st.group = dflt; document.getElementById('f-group').value = dflt; }
+  }
+  function haystack(i) {
+    if (!hay) hay = new Array(S.length);
+    if (hay[i] === undefined) { var s = S[i]; hay[i] = (s.id + '\n' + promptText(s) + '\n' + (s.rp || '') + '\n' + js(s.a === undefined ? '' : s.a) + '\n' + js(s.l)).toLowerCase(); }
+    return hay[i];
+  }
+  function filtered() {
+    var out = [], q = st.q.trim().toLowerCase(), lk = Object.keys(st.labels), run = st.run === '' ? -1 : +st.run;
+    for (var i = 0; i < S.length; i++) {
+      var s = S[i];
+      if (st.bench && R[s.r].benchmark !== st.bench) continue;
+      if (run >= 0 && s.r !== run) continue;
+      if (st.outcome && s.o !== st.outcome) continue;
+      var ok = true;
+      for (var j = 0; j < lk.length; j++) if (!s.l || js(s.l[lk[j]]) !== st.labels[lk[j]]) { ok = false; break; }
+      if (!ok) continue;
+      if (q && haystack(i).indexOf(q) < 0) continue;
+      out.push(i);
+    }
+    return out;
+  }
+  function items(idx) {
+    if (!st.group) return idx.map(function (i) { return [i]; });
+    var groups = {}, order = [];
+    idx.forEach(function (i) {
+      var s = S[i], v = s.l && st.group in s.l ? js(s.l[st.group]) : '#' + i, k = s.r + '\u0001' + v;
+      if (!(k in groups)) { groups[k] = []; order.push(k); }
+      groups[k].push(i);
+    });
+    return order.map(function (k) { return groups[k]; });
+  }
+  function groupCard(members) {
+    var s = S[members[0]], run = R[s.r];
+    var right = members.filter(function (i) { return S[i].o === 'correct'; }).length;
+    return h('div', { cls: 'card group', 'data-group': js(s.l[st.group]) },
+      h('h3', null, h('code', { text: st.group + ' = ' + js(s.l[st.group]) }), h('span', { cls: 'run', text: run.label + ' · ' + run.benchmark }),
+        h('span', { cls: 'chip', text: right + '/' + members.length + ' correct' })),
+      h('div', { cls: 'grid' }, members.map(function (i) { return card(i, true); })));
+  }
+  function pager(id, n, pages) {
+    var p = document.getElementById(id);
+    p.innerHTML = '';
+    p.appendChild(h('button', { text: '‹ prev', cls: 'prev', onclick: function () { if (st.page > 0) { st.page--; renderList(); } } }));
+    p.appendChild(h('span', { text: 'page ' + (pages ? st.page + 1 : 0) + ' / ' + pages }));
+    p.appendChild(h('button', { text: 'next ›', cls: 'next', onclick: function () { if (st.page < pages - 1) { st.page++; renderList(); window.scrollTo(0, 0); } } }));
+  }
+  function renderList() {
+    var idx = filtered(), its = items(idx), pages = Math.ceil(its.length / PAGE);
+    if (st.page >= pages) st.page = Math.max(0, pages - 1);
+    document.getElementById('f-count').textContent = idx.length + ' of ' + S.length + ' samples' + (st.group ? ' in ' + its.length + ' groups' : '');
+    var list = document.getElementById('list');
+    list.innerHTML = '';
+    var frag = document.createDocumentFragment();
+    its.slice(st.page * PAGE, (st.page + 1) * PAGE).forEach(function (g) { frag.appendChild(st.group ? groupCard(g) : card(g[0], false)); });
+    list.appendChild(frag);
+    list.setAttribute('data-count', String(idx.length));
+    pager('pager-top', its.length, pages); pager('pager-bottom', its.length, pages);
+  }
+  function wire() {
+    document.getElementById('f-bench').addEventListener('change', function () { st.bench = this.value; st.run = ''; st.labels = {}; st.page = 0; st.groupTouched = false; st.group = ''; buildControls(); renderList(); });
+    document.getElementById('f-run').addEventListener('change', function () { st.run = this.value; st.page = 0; renderList(); });
+    document.getElementById('f-outcome').addEventListener('change', function () { st.outcome = this.value; st.page = 0; renderList(); });
+    document.getElementById('f-group').addEventListener('change', function () { st.group = this.value; st.groupTouched = true; st.page = 0; renderList(); });
+    var timer = null;
+    document.getElementById('f-search').addEventListener('input', function () {
+      var v = this.value; clearTimeout(timer);
+      timer = setTimeout(function () { st.q = v; st.page = 0; renderList(); }, 150);
+    });
+  }
+
+  /* ---------------- comparisons */
+  function sampleAt(ri, id) {
+    if (!byKey) { byKey = {}; S.forEach(function (s, i) { byKey[s.r + '\u0001' + s.id] = i; }); }
+    return byKey[ri + '\u0001' + id];
+  }
+  function renderCompare() {
+    var box = document.getElementById('tab-compare');
+    if (!D.comparisons.length) { box.appendChild(h('p', { cls: 'note', text: 'Give two or more runs of one benchmark to compare them.' })); return; }
+    D.comparisons.forEach(function (c, ci) {
+      var sec = h('div', { cls: 'comparison', 'data-ci': ci },
+        h('h2', { text: c.benchmark + ': A = ' + c.a + '  vs  B = ' + c.b }),
+        h('p', { cls: 'note', text: c.n_shared + ' shared samples (' + c.n_only_a + ' only in A, ' + c.n_only_b + ' only in B). 95% CI: paired bootstrap over units; p: permutation (A/B swapped within units); seed ' + c.seed + ', ' + c.n_resamples + ' resamples.' }));
+      var rows = c.rows.map(function (r) {
+        var cls = r.diff > 0 ? 'pos' : (r.diff < 0 ? 'neg' : '');
+        return h('tr', null, [r.metric, r.category, fmt(r.a), fmt(r.b)].map(function (x) { return h('td', { text: x }); }),
+          h('td', { cls: cls, text: fmt(r.diff) }), h('td', { text: '[' + fmt(r.low) + ', ' + fmt(r.high) + ']' }),
+          h('td', { text: r.p_value === null ? '-' : r.p_value.toFixed(3) }), h('td', { text: fmt(r.n) }));
+      });
+      sec.appendChild(h('table', { cls: 'tbl deltas' }, h('thead', null, h('tr', null, ['metric', 'category', 'A', 'B', 'A−B', '95% CI', 'p', 'units'].map(function (x) { return h('th', { text: x }); }))),
+        h('tbody', null, rows)));
+      (c.notes || []).forEach(function (n) { sec.appendChild(h('p', { cls: 'note', text: n })); });
+      sec.appendChild(h('h3', { text: c.flips.length + ' flipped samples' }));
+      var flips = h('div', { cls: 'flips' }), shown = 0;
+      function more() {
+        c.flips.slice(shown, shown + 20).forEach(function (f) {
+          var ia = sampleAt(c.ia, f.sample_id), ib = sampleAt(c.ib, f.sample_id);
+          flips.appendChild(h('div', { cls: 'side flip', 'data-id': f.sample_id },
+            ia === undefined ? h('div', { text: f.sample_id }) : card(ia, true), ib === undefined ? h('div', { text: f.sample_id }) : card(ib, true)));
+        });
+        shown += 20;
+        btn.hidden = shown >= c.flips.length;
+      }
+      var btn = h('button', { text: 'more', onclick: more });
+      sec.appendChild(flips); sec.appendChild(btn); more();
+      box.appendChild(sec);
+    });
+  }
+
+  /* ---------------- plots */
+  function renderPlots() {
+    var box = document.getElementById('tab-plots');
+    box.classList.add('plots');
+    if (!D.figures.length) box.appendChild(h('p', { cls: 'note', text: 'No plots for these runs.' }));
+    D.figures.forEach(function (f) { box.appendChild(h('figure', null, h('img', { src: f.src, alt: f.title, loading: 'lazy' }), h('figcaption', { text: f.title }))); });
+  }
+
+  renderSummary();
+  buildControls();
+  wire();
+  renderList();
+  renderCompare();
+  renderPlots();
+  if (location.hash === '#samples' || location.hash === '#compare' || location.hash === '#plots') showTab(location.hash.slice(1));
+  document.body.setAttribute('data-ready', String(Math.round(performance.now() - t0)));
+})();

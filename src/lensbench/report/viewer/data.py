@@ -1,0 +1,93 @@
+"""The viewer's data document: runs, samples (compact), images, comparisons, figures, tables.
+
+Sample keys are short to keep a 20k-sample page small: ``r`` run index, ``id``, ``o`` outcome,
+``l`` labels, ``m`` messages (``[role, [part]]`` with parts ``["t", text]``, ``["i", sha]``,
+``["v", video path, [t_s], [sha]]``), ``rp`` reply, ``rs`` reasoning, ``a`` answer, ``t`` target,
+``s`` scores, ``j`` judge calls, ``e`` error, ``x`` extra, ``lt`` latency (s).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lensbench.report.runs import LoadedRun
+from lensbench.report.viewer.media import ImageRegistry, frame_index
+
+__all__ = ["build_payload", "DEFAULT_GROUP"]
+
+#: the label a benchmark's samples are grouped by in the browser by default (IF-Bench: a
+#: question's 4 rotations x 2 languages together).
+DEFAULT_GROUP = {"if-bench": "question_id"}
+
+
+def _messages(rec, images: ImageRegistry, frames: dict[str, Path]) -> list[Any]:
+    out = []
+    for m in rec.messages:
+        parts = []
+        for p in m.get("content", []):
+            kind = p.get("type")
+            if kind == "text":
+                parts.append(["t", p.get("text", "")])
+            elif kind == "image":
+                parts.append(["i", images.add(p.get("sha256") or p.get("path", "?"), p.get("path"))])
+            elif kind == "video":
+                shas = [images.add(s, frames.get(s)) for s in p.get("frames", [])]
+                parts.append(["v", p.get("path"), p.get("timestamps", []), shas])
+        out.append([m.get("role", "user"), parts])
+    return out
+
+
+def _sample(ri: int, rec, images: ImageRegistry, frames: dict[str, Path]) -> dict[str, Any]:
+    d: dict[str, Any] = {"r": ri, "id": rec.sample_id, "o": rec.outcome, "l": rec.labels,
+                         "m": _messages(rec, images, frames)}
+    for key, val in (("rp", rec.reply), ("rs", rec.reasoning), ("a", rec.answer), ("t", rec.target),
+                     ("s", rec.scores), ("e", rec.error), ("x", rec.extra), ("lt", rec.latency_s)):
+        if val not in (None, {}, []):
+            d[key] = val
+    if rec.judge:
+        d["j"] = [j.model_dump(mode="json") for j in rec.judge]
+    return d
+
+
+def _label_id(run: LoadedRun, i: int, runs: Sequence[LoadedRun]) -> str:
+    same = [r for r in runs if r.model == run.model and r.benchmark == run.benchmark]
+    return run.model if len(same) == 1 else f"{run.model} ({run.path.name})"
+
+
+def build_payload(runs: Sequence[LoadedRun], *, tables: dict[str, str] | None = None,
+                  comparisons: Sequence[dict[str, Any]] = (), figures: Sequence[dict[str, str]] = (),
+                  embed: bool = True, max_thumbs: int = 3000) -> tuple[dict[str, Any], ImageRegistry]:
+    """The viewer document for ``runs`` and the image registry (for ``--serve``).
+
+    ``tables``: benchmark -> HTML of its summary tables; ``comparisons``: dicts of
+    :meth:`lensbench.report.compare.Comparison.to_json` plus ``ia``/``ib`` run indices;
+    ``figures``: ``{"title", "src"}`` (data URLs).
+    """
+    images = ImageRegistry(embed=embed, max_thumbs=max_thumbs)
+    samples: list[dict[str, Any]] = []
+    run_docs = []
+    for ri, run in enumerate(runs):
+        recs = run.records or []
+        wanted = {s for r in recs for m in r.messages for p in m.get("content", []) if p.get("type") == "video"
+                  for s in p.get("frames", [])}
+        frames = frame_index(run.path, wanted) if wanted else {}
+        res = run.result
+        run_docs.append({"i": ri, "benchmark": run.benchmark, "model": run.model, "label": _label_id(run, ri, runs),
+                         "path": str(run.path), "complete": run.finished, "problems": run.problems,
+                         "counts": res.counts if res else {}, "metrics": res.metrics if res else {},
+                         "n": len(recs)})
+        samples.extend(_sample(ri, rec, images, frames) for rec in recs)
+    payload = {
+        "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "runs": run_docs,
+        "tables": tables or {},
+        "comparisons": list(comparisons),
+        "figures": list(figures),
+        "groupDefault": DEFAULT_GROUP,
+        "images": images.items,
+        "samples": samples,
+    }
+    return payload, images
