@@ -20,9 +20,10 @@ from lensbench.backends.providers import PROVIDERS
 from lensbench.benchmarks.registry import all_benchmarks, get_benchmark
 from lensbench.cli.runcmd import REPORT_FORMATS, make_run_command, print_report
 from lensbench.cli.tools import mount_tools
-from lensbench.core.console import fail, guard
+from lensbench.core.console import err_console, fail, guard
 from lensbench.run.export import export_records
 from lensbench.run.folder import iter_samples, load_result
+from lensbench.run.rebuild import load_or_rebuild
 
 app = typer.Typer(help="Evaluate multimodal LLMs on IF-Bench, RGB-Th-Bench, IV-Bench, GOBench and GroundingME "
                        "with their published protocols.", no_args_is_help=True, pretty_exceptions_enable=False)
@@ -48,7 +49,7 @@ def report(
     """Tables in the paper's layout for one or more finished runs."""
     if format not in REPORT_FORMATS:
         fail(f"--format must be one of {', '.join(REPORT_FORMATS)}, got {format!r}")
-    results = [load_result(d) for d in run_dirs]
+    results = [load_or_rebuild(d, err_console) for d in run_dirs]
     names = {r.benchmark for r in results}
     if len(names) != 1:
         fail(f"runs of several benchmarks given ({', '.join(sorted(names))}); report one benchmark at a time")
@@ -109,6 +110,18 @@ def export(run_dir: Annotated[Path, typer.Argument(help="run folder", metavar="R
             fh.close()
 
 
+@app.command("repair")
+@guard
+def repair(run_dir: Annotated[Path, typer.Argument(help="run folder with a damaged store", metavar="RUN_DIR")]) -> None:
+    """Salvage every readable reply of a damaged responses.sqlite into a fresh store (the old file is kept)."""
+    from lensbench.run.repair import repair_store
+
+    rep = repair_store(run_dir)
+    out_console.print(f"salvaged {rep.salvaged} replies ({rep.unreadable} unreadable rows lost); the damaged store "
+                      f"is kept as {rep.damaged_copy}. Run the same 'lensbench run' command again to finish the run.",
+                      highlight=False, markup=False)
+
+
 @app.callback(invoke_without_command=True)
 def _main(version: Annotated[bool, typer.Option("--version", help="print the version")] = False) -> None:
     if version:
@@ -116,4 +129,5 @@ def _main(version: Annotated[bool, typer.Option("--version", help="print the ver
         raise typer.Exit()
 
 
+from lensbench.cli.view import register as _register_view; _register_view(app)  # noqa: E402
 _register_all()
