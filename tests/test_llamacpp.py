@@ -24,7 +24,8 @@ import pytest
 from lensbench.backends import llamacpp as lc
 from lensbench.backends.base import BackendConfig
 from lensbench.backends.providers import PROVIDERS as BACKENDS, make_backend
-from lensbench.benchmarks.ifbench.benchmark import parse_parser_reply, parser_prompt
+from lensbench.benchmarks.ifbench.parse import parse_parser_reply
+from lensbench.benchmarks.ifbench.prompts import parser_prompt
 from lensbench.core.errors import ConfigError, TransportError
 from lensbench.core.types import GenParams, Message, Request
 
