@@ -62,9 +62,11 @@ def _result_value(metrics: dict[str, Any], key: str, col: str) -> float | None:
     if not isinstance(block, dict):
         return None
     v = block.get(col)
-    if v is None and col == "mean":  # GOBench: mean over the SPS dimensions
-        vals = [x for x in block.values() if isinstance(x, (int, float))]
-        v = sum(vals) / len(vals) if vals else None
+    if v is None and col == "mean":  # GOBench: mean over the SPS dimensions (VLMEvalKit's "Overall")
+        v = block.get("Overall")
+        if v is None:
+            vals = [x for k, x in block.items() if isinstance(x, (int, float))]
+            v = sum(vals) / len(vals) if vals else None
     return float(v) if isinstance(v, (int, float)) else None
 
 
