@@ -38,8 +38,11 @@ def independent_scores(data_dir: Path, replies_file: Path):
             if not any(skill in v for v in PAPER_SKILLS_BY_GROUP.values()):
                 continue
             all_right = True
+            asked: dict[str, int] = defaultdict(int)
             for qa in item["QAs"]:
-                raw = replies[(scene, skill, qa["question"].strip())][0]
+                q = qa["question"].strip()
+                raw = replies[(scene, skill, q)][asked[q]]  # the n-th ask gets the n-th recorded reply
+                asked[q] += 1
                 raw = raw.replace("<|begin_of_box|>", "").replace("<|end_of_box|>", "")
                 words = re.findall(r"[a-z]+", raw.lower())
                 ans = next((w for w in words if w in ("yes", "no")), None)
@@ -72,7 +75,7 @@ def test_replay_equals_independent_count(rgbth_data, tmp_path, fname):
             assert res.metrics[metric][col] == pytest.approx(expected[metric][col], abs=1e-9), (metric, col)
     # the per-sample log keeps the raw reply (GLM box tokens included)
     first = json.loads((tmp_path / "run" / "samples.jsonl").read_text().splitlines()[0])
-    assert "reply" in first and first["status"] in ("correct", "wrong", "unparseable")
+    assert "reply" in first and first["outcome"] in ("correct", "wrong", "unparseable")
 
 
 def test_recorded_error_reply_is_never_scored(rgbth_data, tmp_path):
@@ -86,8 +89,8 @@ def test_recorded_error_reply_is_never_scored(rgbth_data, tmp_path):
     assert res.counts["n_error"] == 1 and not res.complete
     assert res.counts["n"] == 1623 and res.counts["n_units_missing"] == 1
     recs = [json.loads(x) for x in (tmp_path / "g" / "samples.jsonl").read_text().splitlines()]
-    err = [r for r in recs if r["status"] == "error"]
-    assert len(err) == 1 and err[0]["question"] == raw[0]["question"].strip()
+    err = [r for r in recs if r["outcome"] == "error"]
+    assert len(err) == 1 and err[0]["extra"]["question"] == raw[0]["question"].strip()
 
 
 def test_multi_model_file_needs_replay_model(rgbth_data, tmp_path):

@@ -8,7 +8,14 @@ Formats read:
   re-evaluation repo): a JSON list of ``{model, file, skill, question, vlm_response_raw, ...}``.
   Matched on (source/scene folder, skill, question text, occurrence) taken from
   ``request.meta["replay_match"]``. A reply starting with ``Error:`` is a recorded transport
-  error: it is replayed as an error, never as an answer.
+  error: it is replayed as an error, never as an answer. A question recorded once but asked
+  twice has no reply for its second ask (an error, never a copy of the first reply).
+  The file's input protocol is recorded: files written by the third-party
+  ``benchmark_thermal*.py`` (thermal image only, its own context) are ``thermal-only``
+  (named ``*_thermal_only.json`` by that script, and their records carry
+  ``data_type_original`` = the release's data type instead of ``data_type``); all others are
+  ``rgb+thermal``. A request whose ``meta["rgbth_input"]`` names another mode is refused
+  with a ConfigError before anything is replayed.
 
 A file holding several models' replies needs ``--replay-model NAME``.
 """
@@ -24,7 +31,7 @@ from lensbench.core.errors import ConfigError, DataError, TransportError
 from lensbench.core.types import Completion, Request, file_sha256
 from lensbench.backends.base import Backend, BackendConfig
 
-__all__ = ["ReplayBackend", "load_replay_records", "rgbth_match_key"]
+__all__ = ["ReplayBackend", "load_replay_records", "rgbth_match_key", "rgbth_file_input"]
 
 
 def rgbth_match_key(file: str, skill: str, question: str, occurrence: int = 0) -> tuple:
@@ -59,6 +66,27 @@ def _read_json_or_jsonl(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+_RGBTH_DATA_TYPES = ("Single RGB Image", "RGB-Thermal Pair")
+
+
+def rgbth_file_input(path: str | Path, records: list[Any]) -> str | None:
+    """The RGB-Th-Bench input mode a third-party result file was recorded with, or None (not such a file).
+
+    ``"thermal-only"`` when the file name ends in ``_thermal_only`` (the third-party
+    ``benchmark_thermal*.py`` output name) or every record carries ``data_type_original`` with a
+    release data type and none carries ``data_type`` (what that script writes); else
+    ``"rgb+thermal"`` (``benchmark.py``: the paper's input).
+    """
+    rows = [r for r in records if isinstance(r, dict) and {"file", "skill", "question", "vlm_response_raw"} <= r.keys()]
+    if not rows:
+        return None
+    if Path(path).stem.endswith("_thermal_only"):
+        return "thermal-only"
+    if all(r.get("data_type_original") in _RGBTH_DATA_TYPES and "data_type" not in r for r in rows):
+        return "thermal-only"
+    return "rgb+thermal"
+
+
 def load_replay_records(path: str | Path, model: str | None = None) -> tuple[dict[Any, dict], str]:
     """Index of recorded replies in ``path`` and the model name they belong to.
 
@@ -68,6 +96,11 @@ def load_replay_records(path: str | Path, model: str | None = None) -> tuple[dic
         DataError: unreadable file, unknown record layout (names the file and field).
         ConfigError: several models in the file and ``model`` not given or not among them.
     """
+    index, name, _records = _load(path, model)
+    return index, name
+
+
+def _load(path: str | Path, model: str | None) -> tuple[dict[Any, dict], str, list[Any]]:
     p = Path(path)
     if not p.is_file():
         raise DataError(p, "replay file not found")
@@ -105,27 +138,33 @@ def load_replay_records(path: str | Path, model: str | None = None) -> tuple[dic
         else:
             raise DataError(p, f"record {i} has neither 'request_id' nor the RGB-Th-Bench result fields "
                                "(file, skill, question, vlm_response_raw)", field="request_id")
-    return index, name
+    return index, name, records
 
 
 class ReplayBackend(Backend):
     """Answers from a recorded-reply file (see the module docstring).
 
     A request with no recorded reply, or a recorded ``Error:`` reply, raises a non-retryable
-    :class:`TransportError` (scored as ``error``, never as an answer).
+    :class:`TransportError` (scored as ``error``, never as an answer). An RGB-Th-Bench request
+    whose input mode differs from the file's (:func:`rgbth_file_input`) raises ConfigError.
     """
 
     def __init__(self, path: str, model: str | None = None):
         if not path:
             raise ConfigError("--model replay:PATH needs a file path after 'replay:'")
         self.path = Path(path)
-        self.index, self.display_name = load_replay_records(self.path, model)
+        self.index, self.display_name, records = _load(self.path, model)
+        self.rgbth_input = rgbth_file_input(self.path, records)
         self.fingerprint = f"replay:{file_sha256(self.path)[:16]}:{self.display_name}"
 
     async def generate(self, request: Request) -> Completion:
         match = request.meta.get("replay_match")
         rec = None
         if match is not None:
+            mode = request.meta.get("rgbth_input", "rgb+thermal")
+            if match[0] == "rgbth" and self.rgbth_input is not None and mode != self.rgbth_input:
+                raise ConfigError(f"{self.path} holds RGB-Th-Bench replies recorded with input {self.rgbth_input!r} "
+                                  f"but this run uses --input {mode}: replay it with --input {self.rgbth_input}")
             rec = self.index.get(tuple(match))
         if rec is None:
             rec = self.index.get(request.id)
