@@ -128,6 +128,9 @@ class Request(BaseModel):
         meta: benchmark facts some backends need (the replay backend matches on them, the
             random baseline reads ``answer_space``); not part of the key.
         role: which backend serves it: ``"model"`` (the evaluated MLLM) or ``"judge"``.
+        repeat: 0 for the first ask of these exact messages within a sample, n for the n-th
+            repeat (a protocol that asks one question twice, e.g. RGB-Th-Bench): part of the key
+            when > 0, so a repeat is its own call with its own reply, never a copy of the first.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -136,6 +139,7 @@ class Request(BaseModel):
     params: GenParams = GenParams()
     meta: dict[str, Any] = Field(default_factory=dict)
     role: Literal["model", "judge"] = "model"
+    repeat: int = Field(default=0, ge=0)
 
     def content(self) -> dict[str, Any]:
         """Canonical JSON-able content (messages with image hashes, params): what the key hashes."""
@@ -148,7 +152,10 @@ class Request(BaseModel):
                 else:
                     parts.append({"img": p.sha256})
             msgs.append({"role": m.role, "parts": parts})
-        return {"messages": msgs, "params": self.params.model_dump(mode="json")}
+        out: dict[str, Any] = {"messages": msgs, "params": self.params.model_dump(mode="json")}
+        if self.repeat:
+            out["repeat"] = self.repeat
+        return out
 
     def key_for(self, model_fingerprint: str) -> str:
         """Content hash (SHA-256 hex) of this request for a given model fingerprint."""
