@@ -42,8 +42,7 @@ def table2_accuracy(records: Sequence[SampleRecord]) -> tuple[dict[str, float | 
     def put(col: str, rs: list[SampleRecord]) -> None:
         n[col] = len(rs)
         acc[col] = mean(100.0 if r.outcome == "correct" else 0.0 for r in rs)
-        c = mean(1.0 / r.extra["n_options"] for r in rs)
-        chance[col] = None if c is None else 100.0 * c
+        chance[col] = 100.0 * sum(1.0 / r.extra["n_options"] for r in rs) / len(rs) if rs else None
 
     put("Overall", scored)
     for task, ab in PERCEPTION.items():
