@@ -86,7 +86,7 @@ def test_openai_images_editor_resizes_back_and_retries(tmp_path):
         return httpx.Response(200, json={"data": [{"b64_json": base64.b64encode(buf.getvalue()).decode()}]})
 
     ed = OpenAIImagesEditor("gpt-image-1", base_url="http://edit.test/v1", backoff_s=0.0)
-    ed._client = httpx.Client(transport=httpx.MockTransport(handler))
+    ed.api.http = httpx.Client(transport=httpx.MockTransport(handler))
     rep = translate_folder(src, out, ed)
     assert rep["done"] == 1 and [f["file"] for f in rep["failed"]] == ["y.jpg"] and "400" in rep["failed"][0]["error"]
     with Image.open(out / "x.jpg") as im:

@@ -78,7 +78,7 @@ def test_generate_openai_images(tmp_path):
         return httpx.Response(200, json={"data": [{"b64_json": base64.b64encode(buf.getvalue()).decode()}]})
 
     gen = OpenAIImagesGenerator("gpt-image-1", base_url="http://x/v1", size="512x512")
-    gen.client = httpx.Client(transport=httpx.MockTransport(handler))
+    gen.api.http = httpx.Client(transport=httpx.MockTransport(handler))
     rep = generate_all(recs, tmp_path / "out", gen)
     assert rep.made == 1 and "HTTP 500" in rep.failed[0][1]
     assert seen[0] == ("/v1/images/generations", {"model": "gpt-image-1", "prompt": recs[0].prompt, "n": 1,
