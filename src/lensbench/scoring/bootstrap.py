@@ -23,6 +23,7 @@ resamples and the method are returned with every interval so a report can record
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -178,7 +179,8 @@ def bootstrap_ci(table: UnitTable, category: str | None = None, *, n_resamples: 
     if not data:  # nothing to resample
         return Interval(value, value, value, n, seed, n_resamples, method, level)
     stat = _resample_stat(table.num, table.den, table.groups, cols, table.pool, fixed)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)  # all resamples equal: a valid CI
         res = stats.bootstrap(data, stat, n_resamples=n_resamples, vectorized=True, paired=False,
                               confidence_level=level, method=method, rng=np.random.default_rng(seed),
                               batch=_batch(n, len(cols)))
@@ -239,7 +241,8 @@ def paired_difference(ta: UnitTable, tb: UnitTable, category: str | None = None,
     def dstat(*samples, axis=-1):
         return sa(*samples) - sb(*samples)
 
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)  # all resamples equal: a valid CI
         res = stats.bootstrap(data, dstat, n_resamples=n_resamples, vectorized=True, paired=False,
                               confidence_level=level, method="percentile", rng=np.random.default_rng(seed),
                               batch=_batch(n, len(cols)))

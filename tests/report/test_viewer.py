@@ -1,0 +1,56 @@
+"""The viewer page: one self-contained file with every sample, image and table inside."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from lensbench.cli.view import leaderboard_report, write_viewer
+from lensbench.report.viewer import md_to_html
+from lensbench.testing.runs import craft_run
+
+
+def _data(html: str) -> dict:
+    m = re.search(r'<script type="application/json" id="lensbench-data">(.*?)</script>', html, re.S)
+    return json.loads(m.group(1))
+
+
+def test_page_is_self_contained_and_complete(tmp_path):
+    a = craft_run(tmp_path / "a", "groundingme", "ma", n=24, seed=1)
+    b = craft_run(tmp_path / "b", "groundingme", "mb", n=24, seed=2, accuracy=0.9)
+    v = craft_run(tmp_path / "v", "iv-bench", "ma", n=8, seed=3)
+    out = tmp_path / "report.html"
+    html, images, runs = write_viewer([a, b, v], out, n_resamples=200)
+    assert out.read_text(encoding="utf-8") == html
+    assert not re.search(r"""(src|href)=["']?https?://""", html)  # no network
+    assert "<script src" not in html and "<link" not in html
+    doc = _data(html)
+    assert len(doc["samples"]) == 24 + 24 + 8
+    assert len(doc["comparisons"]) == 1 and doc["comparisons"][0]["ia"] == 0
+    # every referenced image is registered, thumbnails are embedded data URLs
+    shas = {p[1] for s in doc["samples"] for m in s["m"] for p in m[1] if p[0] == "i"}
+    assert shas and all(doc["images"][h]["t"].startswith("data:image/jpeg;base64,") for h in shas)
+    # IV-Bench frames resolved from the run's media folder, timestamps kept
+    vids = [p for s in doc["samples"] for m in s["m"] for p in m[1] if p[0] == "v"]
+    assert vids and vids[0][2] == [0.5, 1.5, 2.5, 3.5]
+    assert all(doc["images"][h]["t"] for h in vids[0][3])
+    assert doc["tables"]["groundingme"].count("<table") >= 1
+
+
+def test_unfinished_run_does_not_stop_the_viewer(tmp_path):
+    a = craft_run(tmp_path / "a", "rgb-th-bench", "ma", n=24, write_result=False)
+    html, _images, runs = write_viewer([a, tmp_path / "nope"], None, figures=False)
+    doc = _data(html)
+    assert len(doc["runs"]) == 2 and not doc["runs"][0]["complete"] and doc["runs"][1]["problems"]
+
+
+def test_md_to_html_tables():
+    h = md_to_html("### T <x>\n\n| a | b |\n|---|---|\n| 1 | <2> |\n\ntext")
+    assert "<h4>T &lt;x&gt;</h4>" in h and "<th>a</th>" in h and "<td>&lt;2&gt;</td>" in h and "<p>text</p>" in h
+
+
+def test_leaderboard_report_function(tmp_path):
+    a = craft_run(tmp_path / "a", "groundingme", "ma", n=16)
+    text = leaderboard_report([a, tmp_path / "missing"], "csv", n_resamples=100)
+    assert text.splitlines()[0] == "model,benchmark,metric,category,value,ci_low,ci_high,n"
+    assert "missing" in leaderboard_report([a, tmp_path / "missing"], "md", n_resamples=100)
