@@ -1,6 +1,6 @@
 """GroundingME end to end through the real CLI, engine, store and HTTP backend (FakeOpenAIServer):
 ``lensbench run groundingme`` with downscaling and rel1000 boxes, a resumed run, best-of-N with a
-text judge, and ``lensbench groundingme show``."""
+text judge, and ``lensbench show``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from lensbench.cli.main import app
 from lensbench.testing.server import FakeOpenAIServer
 
-from test_groundingme import ITEMS, fixture_dir  # noqa: F401  (module-scoped fixture)
+from groundingme_fixture import ITEMS, fixture_dir  # noqa: F401  (module-scoped fixture)
 
 GT = {f"the object of {sid}": box for sid, _, _, _, box, _ in ITEMS}
 SIZES = {}
@@ -90,7 +90,7 @@ def test_cli_run_show_and_resume(fixture_dir, tmp_path):  # noqa: F811
         res = runner.invoke(app, args)
         assert res.exit_code == 0, res.output
         assert sum(srv.answered.values()) == n_first
-    res = runner.invoke(app, ["groundingme", "show", str(out), "--id", "gm-5"])
+    res = runner.invoke(app, ["show", str(out), "--id", "gm-5"])
     assert res.exit_code == 0, res.output
     png = Path(res.output.strip().splitlines()[-1])
     assert png.is_file() and Image.open(png).size == (w, h)
@@ -102,7 +102,7 @@ def test_cli_best_of_n_text_judge(fixture_dir, tmp_path):  # noqa: F811
     with FakeOpenAIServer(responder=responder) as srv:
         res = runner.invoke(app, ["run", "groundingme", "--data-dir", str(fixture_dir / "hf"), "--model", "openai:fake",
                                   "--base-url", srv.url, "--judge-model", "openai:judge", "--judge-base-url", srv.url,
-                                  "--out", str(out), "--bbox-format", "rel1000", "--best-of", "4", "--judge", "text",
+                                  "--out", str(out), "--bbox-format", "rel1000", "--best-of", "4", "--bon-judge", "text-full-responses",
                                   "--with-paper"])
         assert res.exit_code == 0, res.output
     result = json.loads((out / "result.json").read_text())
@@ -112,28 +112,3 @@ def test_cli_best_of_n_text_judge(fixture_dir, tmp_path):  # noqa: F811
     assert m["BoN selected"]["Total"] == 100.0 and m["BoN oracle"]["Total"] == 100.0
     assert result["counts"]["judge_matches"] == 6 * 3 and result["counts"]["judge_fallbacks"] == 0
     assert "Judge-selected" in res.output and "Deepseek-R1" in res.output
-
-
-def test_cli_negatives(tmp_path):
-    src = tmp_path / "refcocog.jsonl"
-    with src.open("w") as fh:
-        for i in range(12):
-            fh.write(json.dumps({"ann_id": i, "bbox": [1, 2, 30, 40], "sentence": f"a man in a red shirt {i}"}) + "\n")
-
-    def edit(body):
-        text = body["messages"][-1]["content"]
-        text = text if isinstance(text, str) else next(p["text"] for p in text if p.get("type") == "text")
-        orig = text.split("Original description: ")[1].split("\n")[0]
-        return "<think>change the colour</think>" + json.dumps({"description": orig.replace("red", "green")})
-
-    out = tmp_path / "mix.jsonl"
-    with FakeOpenAIServer(responder=edit) as srv:
-        res = CliRunner().invoke(app, ["groundingme", "negatives", "--source", str(src), "--llm", "openai:editor",
-                                       "--base-url", srv.url, "--ratio", "1:2", "--total", "9", "--seed", "1",
-                                       "--out", str(out)])
-    assert res.exit_code == 0, res.output
-    mix = [json.loads(line) for line in out.read_text().splitlines()]
-    negs = [m for m in mix if m["label"] == "negative"]
-    assert len(mix) == 9 and len(negs) == 3
-    assert all(n["bbox"] is None and "green shirt" in n["description"] and "red" in n["source_description"]
-               for n in negs)

@@ -16,7 +16,7 @@ TOOL_GROUPS: list[tuple[str, str]] = [
     ("genvip", "lensbench.tools.genvip.cli:genvip_app"),
     ("gobench", "lensbench.tools.gobench.cli:gobench_app"),
     ("ivbench", "lensbench.tools.ivbench.cli:ivbench_app"),
-    ("groundingme", "lensbench.benchmarks.groundingme.benchmark:groundingme_app"),
+    ("groundingme", "lensbench.tools.groundingme.cli:groundingme_app"),
 ]
 
 

@@ -1,0 +1,117 @@
+"""GroundingME metrics from :class:`SampleRecord` lists (paper Table 3, Table 8, Table 4).
+
+All metrics are in percent and over samples (L-1 and Total are sample-weighted means, not means
+of the L-2 means: the paper's Table 3 totals agree with that). Transport errors are left out of
+every denominator and counted in ``n_error``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from lensbench.benchmarks.groundingme.score import THRESHOLDS, hit_at
+from lensbench.benchmarks.groundingme.taxonomy import L1_ORDER, L2_ORDER
+from lensbench.core.records import SampleRecord
+
+__all__ = ["aggregate_records"]
+
+_BON_ROWS = (("mean_hit", "BoN average"), ("selected_hit", "BoN selected"), ("oracle_hit", "BoN oracle"))
+
+
+def _pct(xs: list[bool]) -> float | None:
+    return 100.0 * sum(xs) / len(xs) if xs else None
+
+
+def _mean_pct(xs: list[float]) -> float | None:
+    return 100.0 * sum(xs) / len(xs) if xs else None
+
+
+def aggregate_records(records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(metrics, counts)``.
+
+    Metrics: ``Acc@0.5`` (keys ``L1/L2``, ``L1``, ``Total``), ``Acc@0.75``, ``Acc@0.9``, ``mAcc``
+    (mean of Acc over IoU 0.50:0.05:0.95; L-1 and Total), ``mIoU`` (positives: L-1 and
+    ``Positives``; a positive without a box counts 0), ``Rejection rate`` (``Positives`` = false
+    rejections, ``Rejection`` = on Rejection items), ``Unparseable rate`` (``Total``); with
+    best-of-N: ``BoN average`` / ``BoN selected`` / ``BoN oracle`` (``Total`` and L-1, Table 4).
+    In official-compat mode also ``Official IoU`` (mean IoU over ALL samples, Rejection items
+    scoring 1 or 0, as the official ``IoU``) and ``Center_ACC`` (lmms-eval), Total and L-1.
+
+    Counts: ``n``, ``n_error``, ``n_unparseable``, ``n_rejected``, ``n_positive``,
+    ``n_rejection_items``, ``n_<L1>``; best-of-N adds ``best_of`` and the judge's
+    ``judge_mode``, ``judge_matches``, ``judge_fallbacks``, ``judge_errors``,
+    ``judge_fallback_rule``; compat mode adds ``scoring``.
+    """
+    scored = [r for r in records if r.outcome != "error"]
+    official = any(r.extra.get("compat_rule") for r in scored)
+    groups: dict[str, list[SampleRecord]] = defaultdict(list)
+    for r in scored:
+        l1, l2 = r.labels["L-1"], r.labels["L-2"]
+        groups[l1].append(r)
+        groups[f"{l1}/{l2}"].append(r)
+    groups["Total"] = scored
+
+    def acc(rs: list[SampleRecord], t: float) -> float | None:
+        return _pct([hit_at(r.scores, t) for r in rs])
+
+    metrics: dict[str, Any] = {}
+    acc5: dict[str, Any] = {}
+    for l1 in L1_ORDER:
+        for l2 in L2_ORDER[l1]:
+            acc5[f"{l1}/{l2}"] = acc(groups.get(f"{l1}/{l2}", []), 0.5)
+        extra = sorted({r.labels["L-2"] for r in groups.get(l1, [])} - set(L2_ORDER[l1]))
+        for l2 in extra:
+            acc5[f"{l1}/{l2}"] = acc(groups[f"{l1}/{l2}"], 0.5)
+        acc5[l1] = acc(groups.get(l1, []), 0.5)
+    acc5["Total"] = acc(scored, 0.5)
+    metrics["Acc@0.5"] = acc5
+    cols = list(L1_ORDER) + ["Total"]
+    for t, name in ((0.75, "Acc@0.75"), (0.9, "Acc@0.9")):
+        metrics[name] = {c: acc(groups.get(c, []), t) for c in cols}
+    macc = {}
+    for c in cols:
+        rs = groups.get(c, [])
+        macc[c] = (sum(acc(rs, t) for t in THRESHOLDS) / len(THRESHOLDS)) if rs else None
+    metrics["mAcc"] = macc
+    pos = [r for r in scored if r.labels["L-1"] != "Rejection"]
+    miou = {c: _mean_pct([r.scores.get("iou") or 0.0 for r in groups.get(c, [])]) for c in L1_ORDER[:3]}
+    miou["Positives"] = _mean_pct([r.scores.get("iou") or 0.0 for r in pos])
+    metrics["mIoU"] = miou
+    rej_items = groups.get("Rejection", [])
+    metrics["Rejection rate"] = {"Positives": _pct([bool(r.extra.get("rejected")) for r in pos]),
+                                 "Rejection": _pct([bool(r.extra.get("rejected")) for r in rej_items])}
+    metrics["Unparseable rate"] = {"Total": _pct([r.outcome == "unparseable" for r in scored])}
+    if official:
+        order = ["Total", *L1_ORDER]
+        metrics["Official IoU"] = {c: _mean_pct([r.scores.get("iou") or 0.0 for r in groups.get(c, [])]) for c in order}
+        metrics["Center_ACC"] = {c: _mean_pct([r.scores.get("center") or 0 for r in groups.get(c, [])]) for c in order}
+    bon = [r for r in scored if r.extra.get("bon")]
+    if bon:
+        for key, name in _BON_ROWS:
+            row = {}
+            for c in ["Total", *L1_ORDER]:
+                rs = [r for r in bon if c == "Total" or r.labels["L-1"] == c]
+                vals = [float(r.extra["bon"][key]) for r in rs if r.extra["bon"].get(key) is not None]
+                row[c] = 100.0 * sum(vals) / len(vals) if vals else None
+            metrics[name] = row
+    counts: dict[str, Any] = {
+        "n": len(scored), "n_error": len(records) - len(scored),
+        "n_unparseable": sum(r.outcome == "unparseable" for r in scored),
+        "n_rejected": sum(bool(r.extra.get("rejected")) for r in scored),
+        "n_positive": len(pos), "n_rejection_items": len(rej_items),
+    }
+    for l1 in L1_ORDER:
+        counts[f"n_{l1}"] = len(groups.get(l1, []))
+    if bon:
+        counts["best_of"] = max(r.extra["bon"]["n"] for r in bon)
+        ks = [r.extra["knockout"] for r in bon if r.extra.get("knockout")]
+        if ks:
+            counts["judge_mode"] = ks[0]["mode"]
+            counts["judge_matches"] = sum(len(k["matches"]) for k in ks)
+            counts["judge_fallbacks"] = sum(k["fallbacks"] for k in ks)
+            counts["judge_errors"] = sum(k["judge_errors"] for k in ks)
+            counts["judge_fallback_rule"] = "candidate A (lower sample index) advances"
+    if official:
+        counts["scoring"] = "official-compat"
+    return metrics, counts

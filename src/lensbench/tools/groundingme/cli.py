@@ -1,0 +1,83 @@
+"""``lensbench groundingme negatives`` (typer): build Sec. 5.3 rejection negatives and mix them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from lensbench.core.errors import LensbenchError
+from lensbench.core.types import Request, StoredResponse
+
+__all__ = ["groundingme_app", "engine_generate"]
+
+groundingme_app = typer.Typer(help="GroundingME tools: build rejection negatives (Sec. 5.3). Boxes of a run: "
+                                   "'lensbench show RUN_DIR --id ID'.", no_args_is_help=True)
+
+
+def engine_generate(backend, store_dir: Path, concurrency: int = 8):
+    """``generate(requests) -> {id: StoredResponse}`` through the engine with a run store in
+    ``store_dir`` (cached, deduplicated, retried, resumable): a re-run sends only what is missing."""
+    from lensbench.run.engine import Engine
+    from lensbench.run.store import RunStore
+
+    async def gen(reqs: list[Request]) -> dict[str, StoredResponse]:
+        with RunStore(store_dir) as store:
+            engine = Engine({"model": backend}, store, concurrency=concurrency, progress=False)
+            return await engine.run(reqs, "negatives")
+
+    return gen
+
+
+def _fail(exc: Exception) -> None:
+    typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(2)
+
+
+@groundingme_app.command("negatives")
+def negatives_cmd(
+    source: Annotated[Path, typer.Option("--source", help="RefCOCOg-style JSON / JSONL / parquet")],
+    llm: Annotated[str, typer.Option("--llm", help="editing LLM backend spec, e.g. openai:MODEL")],
+    out: Annotated[Path, typer.Option("--out", help="output JSONL (mixture)")],
+    ratio: Annotated[str, typer.Option("--ratio", help="NEG:POS (paper: 1:8, 1:4, 1:2, 1:1, 2:1)")] = "1:1",
+    total: Annotated[Optional[int], typer.Option("--total", help="items in the mixture (default: max)")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="seed for attribute types and sampling")] = 0,
+    base_url: Annotated[list[str], typer.Option("--base-url", help="endpoint(s) of the LLM")] = [],  # noqa: B006
+    api_key_env: Annotated[str, typer.Option("--api-key-env", help="environment variable with the API key")] = "OPENAI_API_KEY",
+    concurrency: Annotated[int, typer.Option("--concurrency", help="requests in flight at most")] = 8,
+) -> None:
+    """Edit descriptions into negatives (bbox null) and mix them with positives at NEG:POS."""
+    from lensbench.backends.base import BackendConfig
+    from lensbench.backends.providers import make_backend
+    from lensbench.tools.groundingme.negatives import build_negatives, mix_negatives, parse_ratio, read_refexp_source
+
+    try:
+        parse_ratio(ratio)
+        items = read_refexp_source(source)
+        backend = make_backend(llm, BackendConfig(base_urls=base_url, api_key_env=api_key_env, seed=seed))
+    except LensbenchError as exc:
+        _fail(exc)
+
+    async def main():
+        try:
+            return await build_negatives(items, engine_generate(backend, out.with_name(out.name + ".cache"), concurrency),
+                                         seed=seed)
+        finally:
+            await backend.aclose()
+
+    negs = asyncio.run(main())
+    positives = [{**it, "label": "positive"} for it in items]
+    try:
+        mix = mix_negatives(positives, negs, ratio, seed, total)
+    except LensbenchError as exc:
+        _fail(exc)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as fh:
+        for it in mix:
+            fh.write(json.dumps(it, ensure_ascii=False, default=str) + "\n")
+    n_neg = sum(1 for it in mix if it.get("label") == "negative")
+    typer.echo(f"{len(negs)}/{len(items)} descriptions edited; wrote {len(mix)} items "
+               f"({n_neg} negatives, {len(mix) - n_neg} positives) to {out}")
