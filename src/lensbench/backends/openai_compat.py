@@ -24,11 +24,12 @@ import asyncio
 import aiohttp
 
 from lensbench.core.errors import ConfigError, TransportError
+from lensbench.core.urls import check_url, redact_url, split_credentials
 from lensbench.media.images import ImageEncoder
 from lensbench.core.types import Completion, ImagePart, Request, TextPart
 from lensbench.backends.base import Backend, BackendConfig
 
-__all__ = ["OpenAIChatBackend", "parse_retry_after"]
+__all__ = ["OpenAIChatBackend", "parse_retry_after", "parse_chat_reply"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -54,9 +55,20 @@ class OpenAIChatBackend(Backend):
         if not model:
             raise ConfigError("--model openai:MODEL needs a model name after 'openai:'")
         self.model = model
-        self.base_urls = [u.rstrip("/") for u in (config.base_urls or [DEFAULT_BASE_URL])]
-        self._rr = itertools.cycle(range(len(self.base_urls)))
         self.api_key = os.environ.get(config.api_key_env, "")
+        if not config.base_urls and not self.api_key:
+            raise ConfigError(f"openai:{model} with no --base-url targets {DEFAULT_BASE_URL}, but ${config.api_key_env} "
+                              "is not set: set it (or --api-key-env NAME), or give --base-url for your own server")
+        urls = [check_url(u) for u in (config.base_urls or [DEFAULT_BASE_URL])]
+        self.base_urls, self._auth = [], []
+        for u in urls:
+            plain, cred = split_credentials(u)
+            self.base_urls.append(plain)
+            # credentials in the URL become HTTP basic auth, unless a bearer key is set (then they are dropped)
+            self._auth.append(aiohttp.BasicAuth(*cred) if cred and not self.api_key else None)
+        self.shown_urls = [redact_url(u) for u in urls]
+        self.api_key_env = config.api_key_env
+        self._rr = itertools.cycle(range(len(self.base_urls)))
         self.encoder = ImageEncoder(config.image_format, config.image_max_side)
         self.timeout_s = config.timeout_s
         self.fingerprint = f"openai:{model}|img={self.encoder.fingerprint}"
@@ -65,6 +77,11 @@ class OpenAIChatBackend(Backend):
         if self.api_key:
             self._headers["Authorization"] = f"Bearer {self.api_key}"
         self._session: aiohttp.ClientSession | None = None
+
+    def describe(self) -> str:
+        """Where requests go and which key variable is used (no secrets): for the start-up line."""
+        key = f"key from ${self.api_key_env}" if self.api_key else f"no key (${self.api_key_env} unset)"
+        return f"openai:{self.model} at {', '.join(self.shown_urls)} ({key})"
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -98,43 +115,71 @@ class OpenAIChatBackend(Backend):
 
     async def generate(self, request: Request) -> Completion:
         """POST ``/chat/completions``; see the module docstring for the failure mapping."""
-        url = self.base_urls[next(self._rr)] + "/chat/completions"
+        i = next(self._rr)
+        url = self.base_urls[i] + "/chat/completions"
+        shown = self.shown_urls[i]
         body = self.body(request)
         try:
-            async with self._get_session().post(url, data=json.dumps(body)) as r:
+            async with self._get_session().post(url, data=json.dumps(body), auth=self._auth[i]) as r:
                 status = r.status
                 raw = await r.read()
                 retry_after = r.headers.get("Retry-After")
         except asyncio.TimeoutError:
-            raise TransportError(f"timeout after {self.timeout_s:g}s at {url}") from None
+            raise TransportError(f"timeout after {self.timeout_s:g}s at {shown}", kind="timeout", url=shown) from None
+        except aiohttp.ClientConnectorError as exc:
+            raise TransportError(f"connection refused at {shown}: {exc.os_error or exc}", kind="refused",
+                                 url=shown) from None
         except aiohttp.ClientError as exc:
-            raise TransportError(f"connection failed at {url}: {type(exc).__name__}: {exc}") from None
-        text_body = raw.decode("utf-8", "replace")
-        if status == 429 or status >= 500:
-            raise TransportError(f"HTTP {status} from {url}: {text_body[:200]}",
-                                 retry_after=parse_retry_after(retry_after))
-        if status >= 400:
-            raise TransportError(f"HTTP {status} from {url}: {text_body[:500]}", retryable=False)
-        try:
-            data = json.loads(text_body)
-            choice = data["choices"][0]
-            msg = choice["message"]
-            text = msg.get("content")
-            if text is None:
-                text = ""
-            if not isinstance(text, str):
-                raise TypeError(f"content is {type(text).__name__}")
-        except (json.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-            raise TransportError(f"malformed response body from {url}: {type(exc).__name__}: {exc}; "
-                                 f"body starts {text_body[:120]!r}") from None
-        return Completion(text=text, reasoning=msg.get("reasoning_content") or msg.get("reasoning"),
-                          finish_reason=choice.get("finish_reason"), usage=data.get("usage") or {},
-                          served_model=data.get("model"))
+            raise TransportError(f"connection failed at {shown}: {type(exc).__name__}: {exc}", url=shown) from None
+        return parse_chat_reply(status, raw.decode("utf-8", "replace"), retry_after, shown)
 
     async def aclose(self) -> None:
         """Close the HTTP session."""
         if self._session is not None:
             await self._session.close()
+
+
+def parse_chat_reply(status: int, text_body: str, retry_after: str | None, url: str) -> Completion:
+    """A :class:`Completion` from an HTTP status and chat-completions body, or a TransportError.
+
+    SPEC General rules: 429/5xx, a body with an ``error`` object, or a 200 with no answer (content
+    null/absent or no choices) AND no reasoning AND a finish_reason other than "length" are server
+    failures (retryable; an ``error`` outcome once retries run out). A reply cut by the token limit
+    or with reasoning only IS the model's answer (text "" then). Other 4xx are not retryable.
+    """
+    if status == 429 or status >= 500:
+        raise TransportError(f"HTTP {status} from {url}: {text_body[:200]}", kind="http", url=url,
+                             retry_after=parse_retry_after(retry_after))
+    if status >= 400:
+        raise TransportError(f"HTTP {status} from {url}: {text_body[:500]}", retryable=False, kind="http", url=url)
+    try:
+        data = json.loads(text_body)
+        if not isinstance(data, dict):
+            raise TypeError(f"body is a JSON {type(data).__name__}")
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise TransportError(f"malformed response body from {url}: {exc}; body starts {text_body[:120]!r}",
+                             kind="malformed", url=url) from None
+    if data.get("error"):
+        raise TransportError(f"server error object from {url}: {str(data['error'])[:300]}", kind="http", url=url)
+    choices = data.get("choices")
+    if not choices:
+        raise TransportError(f"empty reply from {url}: no choices", kind="empty", url=url)
+    choice = choices[0]
+    msg = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(msg, dict):
+        raise TransportError(f"malformed response body from {url}: choice without a message object",
+                             kind="malformed", url=url)
+    text = msg.get("content")
+    if text is not None and not isinstance(text, str):
+        raise TransportError(f"malformed response body from {url}: content is {type(text).__name__}",
+                             kind="malformed", url=url)
+    reasoning = msg.get("reasoning_content") or msg.get("reasoning") or None
+    finish = choice.get("finish_reason")
+    if not text and not reasoning and finish != "length":
+        raise TransportError(f"empty reply from {url}: content {'null' if text is None else 'empty'}, "
+                             f"finish_reason {finish!r}", kind="empty", url=url)
+    return Completion(text=text or "", reasoning=reasoning, finish_reason=finish, usage=data.get("usage") or {},
+                      served_model=data.get("model"))
 
 
 def make(arg: str, config: BackendConfig) -> Backend:

@@ -21,7 +21,8 @@ from pydantic import BaseModel, ValidationError
 
 from lensbench.benchmarks.base import Benchmark
 from lensbench.core.console import err_console, fail, guard
-from lensbench.run.runner import RunSettings, run_benchmark
+from lensbench.run.runner import run_benchmark
+from lensbench.run.settings import RunSettings
 
 __all__ = ["REPORT_FORMATS", "make_run_command", "print_report", "validation_message"]
 
@@ -132,7 +133,10 @@ def make_run_command(bench_cls: type[Benchmark]):
         result = run_benchmark(bench, settings, console=err_console)
         print_report(bench, [result], fmt, with_paper)
         err_console.print(f"run folder: {settings.out}", highlight=False)
-        if not result.complete:
+        if result.extra.get("partial"):
+            err_console.print(f"partial run: {result.extra['partial']}; reports mark it partial", highlight=False,
+                              markup=False)
+        if result.counts.get("n_error"):
             first = result.extra.get("first_error") or ""
             err_console.print(f"[yellow]incomplete run: {result.counts.get('n_error')} request(s) failed "
                               f"(first: {first}); run again with the same --out to retry them[/]", highlight=False,

@@ -30,7 +30,14 @@ class TransportError(LensbenchError):
     server's Retry-After when it sent one. Never scored as an answer.
     """
 
-    def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None):
+    #: what failed: "refused" (nothing listens / DNS), "timeout", "http" (status code),
+    #: "malformed" (unreadable body), "empty" (a 200 with no answer: SPEC General rules), "other".
+    KINDS = ("refused", "timeout", "http", "malformed", "empty", "other")
+
+    def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None,
+                 kind: str = "other", url: str | None = None):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
+        self.kind = kind
+        self.url = url

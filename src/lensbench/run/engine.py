@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from lensbench.backends.base import Backend
 from lensbench.core.errors import ConfigError, LensbenchError, TransportError
+from lensbench.media.preflight import preflight_media
+from lensbench.run.progress import make_progress
 from lensbench.run.store import RunStore
 from lensbench.core.records import log_messages
 from lensbench.core.types import Request, StoredResponse
@@ -49,12 +50,15 @@ class RetryPolicy(BaseModel):
     max_retries: int = Field(default=6, ge=0)
     base_delay_s: float = Field(default=0.5, ge=0)
     max_delay_s: float = Field(default=30.0, ge=0)
+    max_retry_after_s: float = Field(default=120.0, ge=0)
+    refused_abort_after: int = Field(default=3, ge=1)
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
-        """Seconds to wait before retry number ``attempt + 1``."""
+        """Seconds to wait before retry number ``attempt + 1``: the jittered backoff, or the server's
+        Retry-After when longer, capped at ``max_retry_after_s``."""
         d = rng.uniform(0, min(self.max_delay_s, self.base_delay_s * (2 ** attempt)))
         if retry_after is not None:
-            d = max(d, min(retry_after, max(self.max_delay_s, retry_after)))
+            d = max(d, min(retry_after, self.max_retry_after_s))
         return d
 
 
@@ -86,7 +90,7 @@ class Engine:
 
     def __init__(self, backends: dict[str, Backend], store: RunStore, *, concurrency: int = 8,
                  retry: RetryPolicy | None = None, progress: bool = True, console: Console | None = None,
-                 seed: int = 0, abort_after: int = 32):
+                 seed: int = 0, abort_after: int = 32, offline: bool = False):
         if concurrency < 1:
             raise ConfigError(f"--concurrency must be >= 1, got {concurrency}")
         self.backends = backends
@@ -99,7 +103,10 @@ class Engine:
         self._rng = random.Random(seed)
         self.abort_after = abort_after
         self._consecutive_errors = 0
+        self._refused = 0
+        self.offline = offline
         self.last_error: str | None = None
+        self._progress = make_progress(progress, self.console)
 
     def key_of(self, request: Request) -> str:
         """The request's content key under its role's backend fingerprint."""
@@ -133,22 +140,23 @@ class Engine:
         self.stats.unique += len(first)
         self.stats.cached += n_cached
         t0 = time.perf_counter()
+        if todo and self.offline:
+            missing = {k: StoredResponse(key=k, request_id=r.id, status="error", text=None,
+                                         error="no stored reply (offline rebuild)") for k, r in todo}
+            final = {**self.store.get_many(first), **missing}
+            return {rid: final[k] for rid, k in keys.items()}
         if todo:
+            await preflight_media([r for _k, r in todo])
             await self._send_all(todo, label, n_cached, len(first), lab)
+        elif first and self.progress:
+            self.console.print(f"{label}: all {len(first)} replies cached", highlight=False, markup=False)
         self.stats.wall_s += time.perf_counter() - t0
         final = self.store.get_many(first)
         return {rid: final[k] for rid, k in keys.items() if k in final}
 
     async def _send_all(self, todo, label, n_cached, total, lab) -> None:
         it = iter(todo)
-        progress = None
-        task = None
-        if self.progress:
-            progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("cached {task.fields[cached]}"), TextColumn("errors {task.fields[errors]}"),
-                                TimeElapsedColumn(), TimeRemainingColumn(), console=self.console, transient=False)
-            progress.start()
-            task = progress.add_task(label, total=total, completed=n_cached, cached=n_cached, errors=0)
+        self._progress.start(label, total, n_cached)
         errors = 0
 
         async def worker():
@@ -166,8 +174,7 @@ class Engine:
                     errors += 1
                     self.stats.errors += 1
                     lab["errors"] += 1
-                if progress is not None:
-                    progress.update(task, advance=1, errors=errors)
+                self._progress.advance(errors)
                 if self.abort_after and self._consecutive_errors >= self.abort_after and self.stats.ok == 0:
                     raise EndpointDown(f"giving up after {self._consecutive_errors} failed requests in a row and "
                                        f"none answered (replies stored so far are kept); last error: {resp.error}")
@@ -175,8 +182,7 @@ class Engine:
         try:
             await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(todo)))))
         finally:
-            if progress is not None:
-                progress.stop()
+            self._progress.stop()
 
     async def _send_one(self, key: str, req: Request) -> StoredResponse:
         backend = self.backends[req.role]
@@ -187,9 +193,17 @@ class Engine:
             try:
                 c = await backend.generate(req)
             except TransportError as exc:
+                if exc.kind == "refused" and self.stats.ok == 0:
+                    self._refused += 1
+                    if self._refused >= self.retry.refused_abort_after:
+                        raise EndpointDown(f"{exc} — no request has succeeded and the endpoint refuses connections; "
+                                           "check --base-url (replies stored so far are kept)") from None
                 if exc.retryable and attempt < self.retry.max_retries:
                     self.stats.retries += 1
-                    await asyncio.sleep(self.retry.delay(attempt, exc.retry_after, self._rng))
+                    wait = self.retry.delay(attempt, exc.retry_after, self._rng)
+                    if exc.retry_after is not None and wait >= 5:
+                        self._progress.note(f"waiting {wait:.0f} s (Retry-After from {exc.url or 'server'})")
+                    await asyncio.sleep(wait)
                     attempt += 1
                     continue
                 return StoredResponse(key=key, request_id=req.id, status="error", text=None, error=str(exc),

@@ -14,9 +14,14 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from lensbench.core.errors import ConfigError
 from lensbench.core.types import StoredResponse
 
-__all__ = ["RunStore"]
+__all__ = ["RunStore", "StoreDamaged"]
+
+
+class StoreDamaged(ConfigError):
+    """The run store cannot be read; ``lensbench repair`` salvages what it can."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -34,25 +39,41 @@ CREATE TABLE IF NOT EXISTS responses (
     request TEXT,
     created REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
 
 
 class RunStore:
     """SQLite (WAL) store of responses at ``<run_dir>/responses.sqlite``.
 
-    Not thread-safe: use it from one thread (the engine's event loop).
+    Not thread-safe: use it from one thread (the engine's event loop). ``check`` runs SQLite's
+    quick integrity check on open. Raises :class:`StoreDamaged` for a damaged file.
     """
 
     FILENAME = "responses.sqlite"
 
-    def __init__(self, run_dir: str | Path):
+    def __init__(self, run_dir: str | Path, *, check: bool = True):
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.run_dir / self.FILENAME
-        self._db = sqlite3.connect(self.path, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None)
+            if check:
+                bad = [r[0] for r in self._db.execute("PRAGMA quick_check")]
+                if bad != ["ok"]:
+                    raise sqlite3.DatabaseError("; ".join(map(str, bad[:3])))
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            if getattr(self, "_db", None) is not None:
+                self._db.close()
+            self._db = None
+            raise StoreDamaged(f"{self.path} is damaged ({exc}); run 'lensbench repair {self.run_dir}' to salvage "
+                               "every readable reply into a fresh store") from None
 
     def close(self) -> None:
         """Close the database (idempotent)."""
@@ -107,3 +128,16 @@ class RunStore:
         cols = [d[0] for d in cur.description]
         for row in cur:
             yield dict(zip(cols, row))
+
+    def put_meta(self, key: str, value: str) -> None:
+        """Store a named text value (e.g. a copy of the manifest) and commit it."""
+        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def get_meta(self, key: str) -> str | None:
+        """The named text value, or None."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def n_rows(self) -> int:
+        """Number of stored responses (ok and error)."""
+        return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]

@@ -1,0 +1,96 @@
+"""Progress of the engine: a rich bar on a terminal, plain lines every N seconds elsewhere (SLURM, nohup).
+
+Both show done/total, rate, errors and ETA; :meth:`Progress.note` shows a passing status such as
+``waiting 30 s (Retry-After from http://host/v1)``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+
+__all__ = ["make_progress", "NullProgress", "PlainProgress", "BarProgress"]
+
+
+class NullProgress:
+    """No display (``--no-progress``)."""
+
+    def start(self, label: str, total: int, cached: int) -> None:
+        """Begin a phase of ``total`` requests of which ``cached`` were already stored."""
+
+    def advance(self, errors: int) -> None:
+        """One more request finished; ``errors`` = failed so far in this phase."""
+
+    def note(self, message: str) -> None:
+        """A passing status line (e.g. a Retry-After wait)."""
+
+    def stop(self) -> None:
+        """End the phase."""
+
+
+class PlainProgress(NullProgress):
+    """One plain line every ``every_s`` seconds (and at the end): ``label: done/total, rate, errors, ETA``."""
+
+    def __init__(self, console: Console, every_s: float = 30.0):
+        self.console, self.every_s = console, every_s
+
+    def start(self, label: str, total: int, cached: int) -> None:
+        self.label, self.total, self.done, self.cached, self.errors = label, total, cached, cached, 0
+        self.t0 = self.last = time.monotonic()
+
+    def _line(self) -> str:
+        dt = max(time.monotonic() - self.t0, 1e-9)
+        sent = self.done - self.cached
+        rate = sent / dt
+        eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+        return (f"{self.label}: {self.done}/{self.total} ({self.cached} cached), {rate:.1f} req/s, "
+                f"{self.errors} errors, ETA {eta:.0f} s")
+
+    def advance(self, errors: int) -> None:
+        self.done += 1
+        self.errors = errors
+        now = time.monotonic()
+        if now - self.last >= self.every_s:
+            self.last = now
+            self.console.print(self._line(), highlight=False, markup=False)
+
+    def note(self, message: str) -> None:
+        self.console.print(f"{self.label}: {message}", highlight=False, markup=False)
+
+    def stop(self) -> None:
+        self.console.print(self._line(), highlight=False, markup=False)
+
+
+class BarProgress(NullProgress):
+    """A rich progress bar: done / total, cached, errors, elapsed, ETA; notes replace the label for a while."""
+
+    def __init__(self, console: Console):
+        self.console = console
+
+    def start(self, label: str, total: int, cached: int) -> None:
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
+
+        self.label = label
+        self._p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                           TextColumn("cached {task.fields[cached]}"), TextColumn("errors {task.fields[errors]}"),
+                           TimeElapsedColumn(), TimeRemainingColumn(), console=self.console, transient=False)
+        self._p.start()
+        self._task = self._p.add_task(label, total=total, completed=cached, cached=cached, errors=0)
+
+    def advance(self, errors: int) -> None:
+        self._p.update(self._task, advance=1, errors=errors, description=self.label)
+
+    def note(self, message: str) -> None:
+        self._p.update(self._task, description=f"{self.label} [{message}]")
+
+    def stop(self) -> None:
+        self._p.stop()
+
+
+def make_progress(enabled: bool, console: Console, every_s: float = 30.0) -> NullProgress:
+    """A bar when ``console`` is a terminal, plain lines otherwise, nothing when not ``enabled``."""
+    if not enabled:
+        return NullProgress()
+    return BarProgress(console) if console.is_terminal else PlainProgress(console, every_s)

@@ -1,0 +1,74 @@
+"""The flags every ``lensbench run <benchmark>`` takes, as one pydantic model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from lensbench.core.errors import ConfigError
+from lensbench.core.urls import redact_url
+
+__all__ = ["RunSettings"]
+
+
+class RunSettings(BaseModel):
+    """Options every ``lensbench run <benchmark>`` takes (the CLI's shared flags).
+
+    Units: ``timeout_s`` seconds per request; ``image_max_side`` pixels; ``limit`` = first N
+    samples (after loading, in file order).
+    """
+
+    model: str = Field(description="model backend spec: openai:MODEL, replay:PATH, random, constant:ANSWER, ...")
+    out: Path = Field(description="run folder (created; an existing one is resumed)")
+    data_dir: Path = Field(description="the benchmark's data folder (official release layout)")
+    model_name: str | None = Field(default=None, description="display name in reports (default: from the backend)")
+    base_url: list[str] = Field(default_factory=list, description="OpenAI-compatible endpoint(s); repeat to spread requests")
+    api_key_env: str = Field(default="OPENAI_API_KEY", description="environment variable holding the API key")
+    replay_model: str | None = Field(default=None, description="model to take from a multi-model replay file")
+    judge_model: str | None = Field(default=None, description="judge / answer-parser backend spec")
+    judge_base_url: list[str] = Field(default_factory=list, description="judge endpoint(s)")
+    judge_api_key_env: str = Field(default="OPENAI_API_KEY", description="environment variable with the judge's key")
+    concurrency: int = Field(default=8, ge=1, description="requests in flight at most")
+    limit: int | None = Field(default=None, ge=1, description="evaluate only the first N samples")
+    seed: int = Field(default=0, description="run seed (baselines, shuffles, sampling)")
+    temperature: float | None = Field(default=None, ge=0, description="override the protocol's temperature")
+    max_tokens: int | None = Field(default=None, gt=0, description="max new tokens per reply")
+    top_p: float | None = Field(default=None, gt=0, le=1, description="nucleus sampling top-p")
+    thinking: bool | None = Field(default=None, description="set chat_template_kwargs.enable_thinking on servers that take it")
+    extra_body: str | None = Field(default=None, description="JSON object merged into each request body")
+    image_format: Literal["jpeg", "png"] = Field(default="jpeg", description="image transport encoding")
+    image_max_side: int | None = Field(default=None, ge=16, description="downscale images to this longest side (px)")
+    timeout_s: float = Field(default=120.0, gt=0, description="per-request timeout (s)")
+    max_retries: int = Field(default=6, ge=0, description="retries of a failed call (timeouts, 429, 5xx, dropped)")
+    max_retry_after: float = Field(default=120.0, ge=0, description="longest Retry-After wait obeyed (s)")
+    progress: bool = Field(default=True, description="show progress (a bar on a terminal, a line every 30 s otherwise)")
+    yes: bool = Field(default=False, description="re-send every request when the folder shows an earlier run whose "
+                                                 "store is missing or empty")
+
+    def overrides(self) -> dict[str, Any]:
+        """Generation-parameter overrides given by the user (None = keep the protocol's)."""
+        extra: dict[str, Any] = {}
+        if self.extra_body:
+            try:
+                extra = json.loads(self.extra_body)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"--extra-body is not valid JSON: {exc}") from None
+            if not isinstance(extra, dict):
+                raise ConfigError("--extra-body must be a JSON object")
+        if self.thinking is not None:
+            ctk = dict(extra.get("chat_template_kwargs", {}))
+            ctk["enable_thinking"] = self.thinking
+            extra["chat_template_kwargs"] = ctk
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens, "top_p": self.top_p,
+                "extra_body": extra}
+
+
+    def recorded(self) -> dict[str, Any]:
+        """These settings as written to the manifest: endpoint credentials redacted, no secrets."""
+        d = self.model_dump(mode="json")
+        d["base_url"] = [redact_url(u) for u in self.base_url]
+        d["judge_base_url"] = [redact_url(u) for u in self.judge_base_url]
+        return d
