@@ -112,3 +112,20 @@ def test_cli_best_of_n_text_judge(fixture_dir, tmp_path):  # noqa: F811
     assert m["BoN selected"]["Total"] == 100.0 and m["BoN oracle"]["Total"] == 100.0
     assert result["counts"]["judge_matches"] == 6 * 3 and result["counts"]["judge_fallbacks"] == 0
     assert "Judge-selected" in res.output and "Deepseek-R1" in res.output
+
+
+def test_cli_official_compat_lmms_eval(fixture_dir, tmp_path):  # noqa: F811
+    runner = CliRunner()
+    out = tmp_path / "compat"
+    with FakeOpenAIServer(responder=responder) as srv:
+        res = runner.invoke(app, ["run", "groundingme", "--data-dir", str(fixture_dir / "hf"), "--model", "openai:fake",
+                                  "--base-url", srv.url, "--out", str(out), "--official-compat", "--compat-rule",
+                                  "lmms-eval"])
+        assert res.exit_code == 0, res.output
+    assert "official-compat lmms-eval" in res.output and "Center_ACC" in res.output
+    result = json.loads((out / "result.json").read_text())
+    assert result["options"]["compat_rule"] == "lmms-eval" and result["counts"]["scoring"] == "official-compat"
+    # replies are rel1000 boxes: the /999 reading is within 0.1 % of them, so every positive is found
+    assert result["metrics"]["Acc@0.5"]["Total"] == 100.0
+    rec = json.loads((out / "samples.jsonl").read_text().splitlines()[0])
+    assert rec["extra"]["compat_rule"] == "lmms-eval" and rec["extra"]["compat_reading"] == "normalized"
