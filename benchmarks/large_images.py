@@ -54,7 +54,7 @@ def _peak_kib() -> int:
 
 
 def _child(paths: list[str], draft: bool, repeat: int, max_pixels: int, q) -> None:
-    from lensbench.benchmarks.groundingme.benchmark import downscale_image_bytes
+    from lensbench.media.images import downscale_image_bytes
 
     blobs = [Path(p).read_bytes() for p in paths]
     downscale_image_bytes(blobs[0], max_pixels, draft=draft)  # warm-up (imports, codec init)
