@@ -64,7 +64,7 @@ def generate_cmd(
 
 @gobench_app.command("rate")
 def rate_cmd(
-    images: Annotated[Path, typer.Option("--images", help="folder of images: <category>/<N.M>.png or <category>/<N>.png")],
+    images: Annotated[Path, typer.Option("--images-dir", "--images", help="folder of images: <category>/<N.M>.png or <category>/<N>.png")],
     data_dir: Annotated[Path, typer.Option("--data-dir", help="GOBench data folder (data_total.json)")],
     db: Annotated[Path, typer.Option("--db", help="SQLite ratings file (shared by raters; created)")] = Path("gobench_ratings.sqlite"),
     rater: Annotated[Optional[str], typer.Option("--rater", help="rater name (else asked on the page or ?rater=NAME)")] = None,
