@@ -30,6 +30,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from lensbench.core.extras import require
+
 __all__ = [
     "VideoError",
     "VideoInfo",
@@ -75,7 +77,7 @@ class VideoInfo:
 
 
 def _open(path: str | Path):
-    import av
+    av = require("av", "video", "video decoding")
 
     p = Path(path)
     if not p.is_file():
@@ -210,7 +212,7 @@ def read_frames(path: str | Path, indices: Iterable[int], *, info: VideoInfo | N
         VideoError: the file is missing, cannot be opened, fails to decode, or ends before a
             target (truncated); the message names the file.
     """
-    import av
+    av = require("av", "video", "video decoding")
 
     targets = sorted(set(int(i) for i in indices))
     if not targets:
@@ -310,7 +312,7 @@ def decode_all(path: str | Path) -> list[np.ndarray]:
 
     Memory: ``n_frames * H * W * 3`` bytes. Raises :class:`VideoError`.
     """
-    import av
+    av = require("av", "video", "video decoding")
 
     container = _open(path)
     try:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from lensbench.report.runs import LoadedRun
 from lensbench.scoring.metrics import correlation
 from lensbench.scoring.units import label
+from lensbench.core.extras import require
 
 __all__ = ["make_figures", "dimension_bars", "skill_heatmaps", "sweep_curve", "gobench_scatter", "iou_histograms"]
 
@@ -26,7 +27,7 @@ _SKIP_COLS = {"Overall", "Avg", "P-Avg", "R-Avg", "RGB-Txt", "RGB-Th-Txt"}
 
 
 def _plt():
-    import matplotlib
+    matplotlib = require("matplotlib", "plots", "figures")
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -30,6 +30,8 @@ from typing import Literal
 
 import numpy as np
 
+from lensbench.core.extras import require
+
 __all__ = ["UnitTable", "Interval", "PairedResult", "bootstrap_ci", "paired_difference", "DEFAULT_RESAMPLES"]
 
 DEFAULT_RESAMPLES = 2000
@@ -168,7 +170,7 @@ def bootstrap_ci(table: UnitTable, category: str | None = None, *, n_resamples: 
     metric on the resampled units. ``method``: ``"percentile"`` (default), ``"basic"`` or
     ``"BCa"``. Returns the interval in the table's scale; low/high None with < 2 units.
     """
-    from scipy import stats
+    stats = require("scipy.stats", "stats", "bootstrap confidence intervals")
 
     cols = table.categories[category or table.headline]
     value = table.value(category)
@@ -219,7 +221,7 @@ def paired_difference(ta: UnitTable, tb: UnitTable, category: str | None = None,
     unit (null: the two runs are exchangeable on every unit). Columns are matched by name
     (a column missing from one table has no contribution there).
     """
-    from scipy import stats
+    stats = require("scipy.stats", "stats", "bootstrap confidence intervals")
 
     shared = [u for u in ta.units if u in set(tb.units)]
     cat = category or ta.headline

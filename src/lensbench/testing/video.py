@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from lensbench.core.extras import require
+
 __all__ = ["write_test_video"]
 
 
@@ -24,7 +26,7 @@ def write_test_video(path: str | Path, n_frames: int = 120, fps: int = 24, size:
     B-frames (None = encoder default). Frames are generated directly in YUV 4:2:0 (cheap even
     at 720p). Width must be even, height a multiple of 4. Raises ValueError otherwise.
     """
-    import av
+    av = require("av", "video", "writing test videos")
 
     w, h = size
     if w % 2 or h % 4:

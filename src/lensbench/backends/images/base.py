@@ -6,7 +6,7 @@
   over httpx, with optional retries of timeouts, connection errors, HTTP 429 and 5xx, and
   :meth:`OpenAIImagesClient.decode` for ``b64_json`` / ``url`` (data URL or http) replies;
 * :func:`load_diffusers_pipeline`: a diffusers pipeline loaded lazily (optional extra
-  ``lensbench[torch]``), with a clear ConfigError when torch/diffusers or the weights are missing;
+  ``lensbench[hf]``), with a clear ConfigError when torch/diffusers or the weights are missing;
 * saving: :func:`save_png` and :func:`resize_back_and_save` (atomic writes).
 
 No benchmark knowledge here (backends sit below benchmarks): a specialisation says what a key,
@@ -25,6 +25,7 @@ from typing import Any
 from PIL import Image
 
 from lensbench.core.errors import ConfigError
+from lensbench.core.extras import require
 
 __all__ = ["ImageBackendError", "IMAGE_EXTS", "list_images", "find_by_stem", "find_image", "OpenAIImagesClient",
            "load_diffusers_pipeline", "save_png", "resize_back_and_save"]
@@ -104,7 +105,7 @@ class OpenAIImagesClient:
 
     def __init__(self, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY", timeout_s: float = 300.0,
                  max_retries: int = 0, backoff_s: float = 1.0):
-        import httpx
+        httpx = require("httpx", "images", "the image API client")
 
         key = os.environ.get(api_key_env, "")
         self.base = (base_url or "https://api.openai.com/v1").rstrip("/")
@@ -122,7 +123,7 @@ class OpenAIImagesClient:
         or raises :class:`ImageBackendError` (message ``"<ExcType>: <detail>"``) when the last
         attempt failed in transport.
         """
-        import httpx
+        httpx = require("httpx", "images", "the image API client")
 
         last_exc = ""
         for attempt in range(self.max_retries + 1):
@@ -175,14 +176,14 @@ def load_diffusers_pipeline(model: str, *, kind: str, label: str, lora: str | No
 
     ``kind``: ``"AutoPipelineForText2Image"`` or ``"DiffusionPipeline"``; ``label`` starts the
     error messages (e.g. ``"--editor diffusers:MODEL"``). Raises ConfigError when torch or
-    diffusers is missing (``pip install 'lensbench[torch]'``) or the pipeline cannot be loaded
+    diffusers is missing (``pip install 'lensbench[hf]'``) or the pipeline cannot be loaded
     (hub, offline or format errors: give a local path or cached weights).
     """
     try:
-        import torch
-        import diffusers
+        torch = require("torch", "hf", label)
+        diffusers = require("diffusers", "hf", label)
     except ImportError as exc:
-        raise ConfigError(f"{label} needs torch and diffusers ({exc}); pip install 'lensbench[torch]'") from None
+        raise ConfigError(f"{label} needs torch and diffusers ({exc}); pip install 'lensbench[hf]'") from None
     try:
         pipe = getattr(diffusers, kind).from_pretrained(model, torch_dtype=torch.bfloat16)
     except Exception as exc:  # noqa: BLE001 - hub/offline/format errors all end the same way

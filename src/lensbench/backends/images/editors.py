@@ -8,7 +8,7 @@ Editor specs (``--editor`` of ``lensbench genvip translate``):
   {base_url}/images/edits``, multipart ``image`` + ``prompt`` + ``model`` + ``size``), reply
   ``data[0].b64_json`` (or a data URL in ``url``). The key comes from ``--api-key-env``.
 * ``diffusers:MODEL_OR_PATH`` — a local diffusers image-edit pipeline (Qwen-Image-Edit-2509,
-  optional ``--lora PATH``), optional extra ``lensbench[torch]``; imported only when used.
+  optional ``--lora PATH``), optional extra ``lensbench[hf]``; imported only when used.
 
 Protocol (paper App. C; official ``edit_ft/.../qwen_image_edit_2509_multigpu.py``): the editing
 prompt :data:`EDIT_PROMPT`, 40 inference steps, seed 123, the input resized to 1024x1024, the
@@ -119,7 +119,7 @@ class OpenAIImagesEditor(ImageEditor):
 
 class DiffusersEditor(ImageEditor):
     """Local diffusers pipeline (Qwen-Image-Edit-2509 and its LoRA, App. C): 40 steps, seed 123,
-    1024x1024, resized back. Needs torch + diffusers (``pip install lensbench[torch]``) and the
+    1024x1024, resized back. Needs torch + diffusers (``pip install lensbench[hf]``) and the
     weights on disk or in the HF cache; raises ConfigError with what is missing otherwise."""
 
     def __init__(self, model: str, lora: str | None = None, steps: int = 40, seed: int = 123, size: int = 1024,

@@ -8,7 +8,7 @@ Generator specs (``--generator`` of ``lensbench gobench generate``):
 * ``openai-images:MODEL`` — the OpenAI Images API (``POST {base}/images/generations``; any
   compatible endpoint via ``--base-url``); key from ``--api-key-env``; ``b64_json`` or ``url`` replies.
 * ``diffusers:MODEL_OR_PATH`` — a local diffusers text-to-image pipeline (optional extra
-  ``lensbench[torch]``; imported only when used; offline without cached weights = clear error).
+  ``lensbench[hf]``; imported only when used; offline without cached weights = clear error).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from PIL import Image
 from lensbench.backends.images.base import (ImageBackendError, OpenAIImagesClient, find_image,
                                             load_diffusers_pipeline, save_png)
 from lensbench.core.errors import ConfigError
+from lensbench.core.extras import require
 
 __all__ = ["GenerationError", "TextToImage", "FolderGenerator", "OpenAIImagesGenerator", "DiffusersGenerator",
            "make_generator"]
@@ -83,7 +84,7 @@ class OpenAIImagesGenerator(TextToImage):
         self.name = f"openai-images:{model}"
 
     def generate(self, prompt: str, key: str, dst: Path) -> None:
-        import httpx
+        httpx = require("httpx", "images", "the image API client")
 
         body = {"model": self.model, "prompt": prompt, "n": 1, "size": self.size}
         try:
@@ -102,7 +103,7 @@ class OpenAIImagesGenerator(TextToImage):
 
 
 class DiffusersGenerator(TextToImage):
-    """A diffusers text-to-image pipeline (lazy import; needs ``lensbench[torch]``): ``steps``
+    """A diffusers text-to-image pipeline (lazy import; needs ``lensbench[hf]``): ``steps``
     inference steps, CPU generator seeded with ``seed``, ``size`` x ``size`` pixels."""
 
     def __init__(self, model: str, steps: int = 30, seed: int = 0, size: int = 1024):

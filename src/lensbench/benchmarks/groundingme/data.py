@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from lensbench.benchmarks.groundingme.taxonomy import canonical_l1, canonical_l2
 from lensbench.core.errors import DataError
+from lensbench.core.extras import require
 
 __all__ = ["ImageSource", "GMSample", "load_parquet", "load_tsv", "load_groundingme", "iter_image_bytes"]
 
@@ -142,7 +143,7 @@ def _parquet_files(root: Path) -> list[Path]:
 
 def _read_arrow_stream(f: Path):
     """A ``datasets`` cache / ``save_to_disk`` Arrow file (IPC stream), memory-mapped."""
-    import pyarrow as pa
+    pa = require("pyarrow", "data", "reading Arrow files")
 
     return pa.ipc.open_stream(pa.memory_map(str(f), "r")).read_all()
 
@@ -154,7 +155,7 @@ def load_parquet(files: Sequence[Path], kind: str = "parquet") -> list[GMSample]
     Raises:
         DataError: a missing column (names the file and field) or a bad value.
     """
-    import pyarrow.parquet as pq
+    pq = require("pyarrow.parquet", "data", "reading parquet files")
 
     out: list[GMSample] = []
     for f in files:
@@ -276,7 +277,7 @@ def iter_image_bytes(samples: Sequence[GMSample]) -> Iterable[tuple[GMSample, by
                 except FileNotFoundError:
                     raise DataError(s.image.path, f"image of sample {s.id!r} not found", field="image") from None
         elif kind in ("parquet", "arrow"):
-            import pyarrow.parquet as pq
+            pq = require("pyarrow.parquet", "data", "reading parquet files")
 
             rows = {s.image.row: s for s in group}
             if kind == "arrow":

@@ -16,6 +16,7 @@ from typing import Any
 from lensbench.benchmarks.ifbench.data import COLUMNS
 from lensbench.core.resources import read_json
 from lensbench.scoring.metrics import mean
+from lensbench.core.extras import require
 
 __all__ = ["parse_model_name", "scale_correlation", "thinking_deltas", "paper_table", "norm_name"]
 
@@ -55,7 +56,7 @@ def scale_correlation(rows: Sequence[dict[str, Any]], columns: Sequence[str] = C
     A constant column within a family gives no r for it. Returns ``{"Corr": {col: mean r or
     None}, "families": {family: {"models": [...], "r": {col: r}}}}`` (scipy.stats.pearsonr).
     """
-    from scipy.stats import pearsonr
+    pearsonr = require("scipy.stats", "stats", "the IF-Bench scale correlation (Tab. 3)").pearsonr
 
     fams: dict[str, list[dict]] = defaultdict(list)
     for r in rows:

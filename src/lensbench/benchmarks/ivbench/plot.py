@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from lensbench.core.extras import require
+
 __all__ = ["plot_sweep"]
 
 
@@ -19,7 +21,7 @@ def plot_sweep(sweep: list[dict[str, Any]], path: Path, title: str = "IV-Bench s
     """
     if len(sweep) < 2:
         return None
-    import matplotlib
+    matplotlib = require("matplotlib", "plots", "the IV-Bench sweep plot")
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -37,6 +37,7 @@ from PIL import Image
 
 from lensbench.core.errors import ConfigError
 from lensbench.tools.genvip.editors import list_images
+from lensbench.core.extras import require
 
 __all__ = ["find_pairs", "edge_dice", "mean_brightness", "phash", "hamming", "PHashEmbedder", "DinoEmbedder",
            "hierarchical_kmeans", "balanced_sample", "CurateSettings", "curate", "rgb_features"]
@@ -78,7 +79,7 @@ def edge_dice(a: np.ndarray, b: np.ndarray, *, size: int = 256, low: int = 100, 
     ``low``/``high``; with ``tolerance_px`` > 0 each map is dilated by a square of that radius
     before the overlap. Two edge-free images give 0.0.
     """
-    import cv2
+    cv2 = require("cv2", "genvip", "GenViP curation")
 
     ea = cv2.Canny(cv2.resize(a, (size, size), interpolation=cv2.INTER_AREA), low, high) > 0
     eb = cv2.Canny(cv2.resize(b, (size, size), interpolation=cv2.INTER_AREA), low, high) > 0
@@ -92,7 +93,7 @@ def edge_dice(a: np.ndarray, b: np.ndarray, *, size: int = 256, low: int = 100, 
 
 def phash(path: Path) -> int:
     """64-bit DCT perceptual hash: grey 32x32, 2-D DCT (OpenCV), top-left 8x8 block vs its median."""
-    import cv2
+    cv2 = require("cv2", "genvip", "GenViP curation")
 
     g = np.asarray(Image.open(path).convert("L").resize((32, 32), Image.Resampling.LANCZOS), dtype=np.float32)
     d = cv2.dct(g)[:8, :8].flatten()
@@ -135,8 +136,9 @@ class DinoEmbedder:
 
     def __init__(self, model: str = "facebook/dinov2-small", min_cosine: float = 0.95):
         try:
-            import torch
-            from transformers import AutoImageProcessor, AutoModel
+            torch = require("torch", "hf", "--embedder dino")
+            transformers = require("transformers", "hf", "--embedder dino")
+            AutoImageProcessor, AutoModel = transformers.AutoImageProcessor, transformers.AutoModel
         except ImportError as exc:
             raise ConfigError(f"--embedder dino needs torch and transformers ({exc})") from None
         try:
@@ -172,7 +174,7 @@ class DinoEmbedder:
 def rgb_features(path: Path) -> np.ndarray:
     """Default clustering features of an RGB image (no weights needed): an 8x8 colour thumbnail
     (192 values) + a 16-bin-per-channel HSV histogram (48 values), each L2-normalised. Shape (240,)."""
-    import cv2
+    cv2 = require("cv2", "genvip", "GenViP curation")
 
     with Image.open(path) as im:
         rgb = np.asarray(im.convert("RGB").resize((8, 8), Image.Resampling.BOX), dtype=np.float32).flatten()
@@ -185,7 +187,7 @@ def hierarchical_kmeans(x: np.ndarray, ks: Sequence[int], seed: int = 0) -> np.n
     """Labels (N x len(ks)) of hierarchical k-means: level 0 clusters all points into ``ks[0]``
     clusters, each later level splits every cluster of the previous level into up to ``ks[i]``
     (never more than its points). scikit-learn ``KMeans`` (n_init=10, seeded)."""
-    from sklearn.cluster import KMeans
+    KMeans = require("sklearn.cluster", "genvip", "GenViP clustering").KMeans
 
     n = len(x)
     labels = np.zeros((n, len(ks)), dtype=int)

@@ -28,6 +28,7 @@ from lensbench.benchmarks.gobench.report import paper_table
 from lensbench.core.errors import DataError
 from lensbench.report.tables import render_table
 from lensbench.scoring.metrics import correlation
+from lensbench.core.extras import require
 
 __all__ = ["rows_from_run", "parse_generator_map", "summarize", "render_summary", "krippendorff_alpha", "Source"]
 
@@ -103,7 +104,7 @@ def rows_from_run(run_dir: Path) -> Source:
 def krippendorff_alpha(matrix: np.ndarray, level: str) -> float | None:
     """Krippendorff's alpha of a raters x units matrix (NaN = missing) at ``level``
     (``interval`` | ``nominal``); None when fewer than 2 raters or no unit has 2 ratings."""
-    import krippendorff
+    krippendorff = require("krippendorff", "gobench", "Krippendorff's alpha")
 
     if matrix.shape[0] < 2 or not np.any(np.sum(~np.isnan(matrix), axis=0) >= 2):
         return None

@@ -21,6 +21,7 @@ from lensbench.core.errors import ConfigError, DataError
 from lensbench.core.resources import read_text
 from lensbench.core.types import GenParams, Message, Request, StoredResponse
 from lensbench.scoring.text import extract_json_object, strip_reasoning
+from lensbench.core.extras import require
 
 __all__ = ["NEG_ATTRIBUTES", "PAPER_RATIOS", "parse_ratio", "read_refexp_source", "parse_edit_reply",
            "mix_negatives", "build_negatives", "negative_template"]
@@ -47,7 +48,7 @@ def read_refexp_source(path: Path) -> list[dict[str, Any]]:
     if not p.is_file():
         raise DataError(p, "source file not found")
     if p.suffix.lower() == ".parquet":
-        import pyarrow.parquet as pq
+        pq = require("pyarrow.parquet", "data", "reading parquet files")
 
         items = pq.read_table(p).to_pylist()
     elif p.suffix.lower() == ".jsonl":

@@ -11,6 +11,7 @@ import socket
 from pathlib import Path
 
 from lensbench.core.errors import ConfigError, DataError
+from lensbench.core.extras import require
 
 __all__ = ["read_ids", "download_videos"]
 
@@ -52,10 +53,7 @@ def download_videos(ids: list[str], out: Path, *, host: str = "www.youtube.com",
     Raises:
         ConfigError: yt-dlp is not installed, or ``host:port`` cannot be reached (offline).
     """
-    try:
-        import yt_dlp
-    except ImportError:
-        raise ConfigError("lensbench ivbench download needs yt-dlp: pip install 'lensbench[video]'") from None
+    yt_dlp = require("yt_dlp", "video", "lensbench ivbench download")
     if not _online(host, port, timeout):
         raise ConfigError(f"cannot reach {host}:{port} (offline?): fetch the videos on a machine with internet access "
                           f"and put them in {out}/<video_id>.mp4")

@@ -35,6 +35,7 @@ from lensbench.core.errors import ConfigError, DataError
 from lensbench.scoring.text import extract_json_object, strip_reasoning
 from lensbench.core.types import GenParams, Message, Request
 from lensbench.core.resources import read_text
+from lensbench.core.extras import require
 
 __all__ = ["Embedder", "SimpleColorEmbedder", "ClipEmbedder", "make_embedder", "VideoQAItem", "load_videoqa",
            "synthesize"]
@@ -119,11 +120,7 @@ class ClipEmbedder(Embedder):
         if self._model is not None:
             return
         kind, _, rest = self.spec.partition(":")
-        try:
-            import torch  # noqa: F401
-        except ImportError:
-            raise ConfigError(f"--embedder {self.spec}: needs torch (pip install 'lensbench[torch]'), or use "
-                              "--embedder simple") from None
+        require("torch", "hf", f"--embedder {self.spec} (or use --embedder simple)")
         try:
             if kind == "hf":
                 from transformers import CLIPModel, CLIPProcessor
@@ -138,13 +135,13 @@ class ClipEmbedder(Embedder):
                                                                              pretrained=pre or "openai")
                 self._model = ("oc", model.eval(), preprocess, open_clip.get_tokenizer(arch or "ViT-L-14"))
         except ImportError as exc:
-            raise ConfigError(f"--embedder {self.spec}: {exc} (pip install 'lensbench[torch]')") from None
+            raise ConfigError(f"--embedder {self.spec}: {exc} (pip install 'lensbench[hf]')") from None
         except Exception as exc:  # noqa: BLE001 - offline hub, missing weights
             raise ConfigError(f"--embedder {self.spec}: cannot load CLIP weights ({type(exc).__name__}: {exc}); "
                               "offline? use --embedder simple") from None
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
-        import torch
+        torch = require("torch", "hf", f"--embedder {self.spec}")
 
         self._load()
         with torch.no_grad():
@@ -157,7 +154,7 @@ class ClipEmbedder(Embedder):
         return _unit(f.float().cpu().numpy())
 
     def embed_images(self, paths: Sequence[str | Path]) -> np.ndarray:
-        import torch
+        torch = require("torch", "hf", f"--embedder {self.spec}")
 
         self._load()
         ims = [Image.open(p).convert("RGB") for p in paths]

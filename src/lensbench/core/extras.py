@@ -1,0 +1,83 @@
+"""Optional dependencies: the one way to import a module that lives in a ``lensbench[...]`` extra.
+
+The core install (``pip install lensbench``) is what an API-only user needs: pydantic, typer,
+rich, aiohttp, Pillow, numpy. Everything else is an extra named after what it enables
+(``pyproject.toml``, ``[project.optional-dependencies]``):
+
+========  ============================================  =============================================
+extra     modules                                       enables
+========  ============================================  =============================================
+video     av, yt_dlp                                    IV-Bench frames, ``lensbench ivbench download``
+data      huggingface_hub, pyarrow                      ``lensbench data download``, GroundingME parquet
+stats     scipy                                         bootstrap CIs, paired comparisons, IF-Bench
+                                                        correlation analyses
+images    httpx                                         image-edit / text-to-image API clients
+genvip    cv2, sklearn, httpx                           GenViP curation and image-edit API
+gobench   httpx, krippendorff                           GOBench generation API and rater agreement
+plots     matplotlib                                    figures (IV-Bench frame plots)
+hf        torch, transformers, diffusers, open_clip     local models (editors, generators, embedders)
+llamacpp  xllamacpp                                     ``--model llamacpp:PATH.gguf``
+========  ============================================  =============================================
+
+Call :func:`require` inside the function that needs the module (never at module top level), so
+``import lensbench.<anything>`` works on the core install and a missing extra is reported only
+when the feature is used, as one line ending in the literal install hint.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from lensbench.core.errors import LensbenchError
+
+__all__ = ["EXTRAS", "MissingExtraError", "require", "install_hint"]
+
+#: extra name -> what it enables (for messages and ``lensbench list``-style listings).
+EXTRAS: dict[str, str] = {
+    "video": "video decoding (PyAV) and YouTube download (yt-dlp)",
+    "data": "dataset download from the Hugging Face Hub and parquet loading",
+    "stats": "bootstrap CIs, paired comparisons, correlation analyses (scipy)",
+    "images": "the image-edit / text-to-image API clients (httpx)",
+    "genvip": "GenViP curation (OpenCV, scikit-learn) and the image-edit API client",
+    "gobench": "the GOBench rating pipeline (image-generation API client, Krippendorff's alpha)",
+    "plots": "figures (matplotlib)",
+    "hf": "local models (torch, transformers, diffusers)",
+    "llamacpp": "local GGUF models through llama.cpp",
+}
+
+
+class MissingExtraError(LensbenchError):
+    """An optional module is not installed. ``module`` and ``extra`` name them; the message is
+    one line: ``<feature> needs <module>: pip install 'lensbench[<extra>]'``."""
+
+    def __init__(self, module: str, extra: str, feature: str | None = None, cause: str | None = None):
+        self.module = module
+        self.extra = extra
+        what = feature or "this feature"
+        why = f" ({cause})" if cause else ""
+        super().__init__(f"{what} needs the Python module {module!r}{why}: {install_hint(extra)}")
+
+
+def install_hint(extra: str) -> str:
+    """The literal install command for an extra, e.g. ``pip install 'lensbench[video]'``."""
+    return f"pip install 'lensbench[{extra}]'"
+
+
+def require(module_name: str, extra: str, feature: str | None = None) -> ModuleType:
+    """Import ``module_name`` (dotted names allowed, e.g. ``"scipy.stats"``) and return the module.
+
+    ``extra`` is the ``lensbench[...]`` extra that installs it (a key of :data:`EXTRAS`);
+    ``feature`` (optional) names what the user tried to do, for the message.
+    Raises :class:`MissingExtraError` (a LensbenchError, printed by the CLI as one line) when the
+    module or one of its own dependencies cannot be imported. Other errors propagate.
+    """
+    if extra not in EXTRAS:
+        raise ValueError(f"unknown extra {extra!r}; known: {', '.join(EXTRAS)}")
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as exc:
+        # the module itself, or a dependency of it (e.g. a broken libav), is missing
+        missing = getattr(exc, "name", None) or module_name
+        cause = None if missing.split(".")[0] == module_name.split(".")[0] else f"missing {missing!r}"
+        raise MissingExtraError(module_name, extra, feature, cause) from None
