@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 from lensbench.cli.view import leaderboard_report, write_viewer
 from lensbench.report.viewer import md_to_html
+from lensbench.report.viewer.html import read_page_data
 from lensbench.testing.runs import craft_run
 
 
 def _data(html: str) -> dict:
-    m = re.search(r'<script type="application/json" id="lensbench-data">(.*?)</script>', html, re.S)
-    return json.loads(m.group(1))
+    return read_page_data(html)
 
 
 def test_page_is_self_contained_and_complete(tmp_path):
@@ -54,3 +53,16 @@ def test_leaderboard_report_function(tmp_path):
     text = leaderboard_report([a, tmp_path / "missing"], "csv", n_resamples=100)
     assert text.splitlines()[0] == "model,benchmark,metric,category,value,ci_low,ci_high,n"
     assert "missing" in leaderboard_report([a, tmp_path / "missing"], "md", n_resamples=100)
+
+
+def test_details_come_in_chunks_after_the_script(tmp_path):
+    from lensbench.report.viewer.html import render_page
+
+    a = craft_run(tmp_path / "a", "if-bench", "ma", n=40)
+    html, _images, _runs = write_viewer([a], None, figures=False)
+    doc = read_page_data(html)
+    page = render_page(doc, chunk=7)
+    assert page.count('id="lensbench-c') == 6  # 40 samples / 7
+    script = page.index("<script>\n")
+    assert page.index('id="lensbench-c0"') < script < page.index('id="lensbench-c1"')
+    assert read_page_data(page)["samples"] == doc["samples"]

@@ -82,7 +82,8 @@ def _comparisons(runs: Sequence[LoadedRun], n_resamples: int, seed: int) -> list
 
 
 def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bool = True, figures: bool = True,
-                 compare: bool = True, n_resamples: int = 1000, seed: int = 0, max_thumbs: int = 3000):
+                 compare: bool = True, n_resamples: int = 1000, seed: int = 0, max_thumbs: int = 3000,
+                 chunk: int | None = None):
     """Build the viewer for ``run_dirs``; writes ``out`` when given. Returns ``(html, image registry, runs)``."""
     from lensbench.report.viewer import build_viewer
 
@@ -101,7 +102,7 @@ def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bo
             console.print(f"[yellow]plots skipped: {type(exc).__name__}: {exc}[/]", highlight=False)
     comps = _comparisons(runs, n_resamples, seed) if compare else []
     html, images = build_viewer(runs, tables=benchmark_tables_html(runs), comparisons=comps, figures=figs,
-                                embed=embed, max_thumbs=max_thumbs,
+                                embed=embed, max_thumbs=max_thumbs, **({"chunk": chunk} if chunk else {}),
                                 title="lensbench: " + ", ".join(sorted({r.benchmark for r in runs})))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -12,15 +12,15 @@ from typing import Any
 
 from lensbench.report.runs import LoadedRun
 from lensbench.report.viewer.data import build_payload
-from lensbench.report.viewer.html import md_to_html, render_page
+from lensbench.report.viewer.html import CHUNK, md_to_html, render_page
 
 __all__ = ["build_viewer", "md_to_html"]
 
 
 def build_viewer(runs: Sequence[LoadedRun], *, tables: dict[str, str] | None = None,
                  comparisons: Sequence[dict[str, Any]] = (), figures: Sequence[dict[str, str]] = (),
-                 embed: bool = True, max_thumbs: int = 3000, title: str = "lensbench viewer"):
+                 embed: bool = True, max_thumbs: int = 3000, title: str = "lensbench viewer", chunk: int = CHUNK):
     """``(html, image registry)`` for ``runs``; see :func:`lensbench.report.viewer.data.build_payload`."""
     payload, images = build_payload(runs, tables=tables, comparisons=comparisons, figures=figures, embed=embed,
                                     max_thumbs=max_thumbs)
-    return render_page(payload, title=title), images
+    return render_page(payload, title=title, chunk=chunk), images

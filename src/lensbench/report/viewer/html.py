@@ -1,8 +1,9 @@
 """Assemble the one self-contained viewer page: template + styles + script + JSON data.
 
 The page needs no network: the script and styles are inlined from the package's
-``report/viewer/assets`` (read with :func:`lensbench.core.resources.read_text`), the data is a
-``<script type="application/json">`` block parsed once, thumbnails are data URLs inside it.
+``report/viewer/assets`` (read with :func:`lensbench.core.resources.read_text`), the data are
+``<script type="application/json">`` blocks (an index, then chunks of sample details parsed on
+demand), thumbnails are data URLs inside them.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from typing import Any
 
 from lensbench.core.resources import read_text
 
-__all__ = ["render_page", "md_to_html"]
+__all__ = ["render_page", "md_to_html", "read_page_data", "CHUNK"]
 
 _ASSETS = "lensbench.report.viewer"
+#: samples per detail chunk
+CHUNK = 400
 
 
 def _json_for_script(doc: Any) -> str:
@@ -26,15 +29,81 @@ def _json_for_script(doc: Any) -> str:
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
-def render_page(payload: dict[str, Any], title: str = "lensbench viewer") -> str:
-    """The viewer HTML for a :func:`lensbench.report.viewer.data.build_payload` document."""
+def render_page(payload: dict[str, Any], title: str = "lensbench viewer", chunk: int = CHUNK) -> str:
+    """The viewer HTML for a :func:`lensbench.report.viewer.data.build_payload` document.
+
+    Layout for a fast first paint: a small index (runs, tables, comparisons, and per sample
+    only run, id, outcome, labels) and the first chunk of sample details come before the
+    script, which renders the first page at once; the other chunks (``chunk`` samples each,
+    with the images they first use) follow the script and are parsed when needed.
+    """
     page = read_text(_ASSETS, "assets", "viewer.html")
     css = read_text(_ASSETS, "assets", "viewer.css")
     js = read_text(_ASSETS, "assets", "viewer.js")
-    return (page.replace("{{TITLE}}", html.escape(title))
-            .replace("/*{{CSS}}*/", css)
-            .replace("/*{{JS}}*/", js)
-            .replace("{{DATA}}", _clean(payload)))
+    index, chunks = _split(payload, chunk)
+    blocks = [f'<script type="application/json" id="lensbench-c{k}">{_clean(c)}</script>' for k, c in enumerate(chunks)]
+    values = {"TITLE": html.escape(title), "CSS": css, "JS": js, "INDEX": _clean(index),
+              "CHUNK0": blocks[0] if blocks else "", "CHUNKS": "\n".join(blocks[1:]),
+              "FIGURES": _clean(list(payload.get("figures", [])))}
+    # one pass over the template only: data never gets substituted into
+    return re.sub(r"/\*\{\{(CSS|JS)\}\}\*/|\{\{([A-Z0-9]+)\}\}", lambda m: values[m.group(1) or m.group(2)], page)
+
+
+_INDEX_KEYS = ("r", "id", "o", "l")
+
+
+def _shas(sample: dict[str, Any]) -> list[str]:
+    out = []
+    for _role, parts in sample.get("m", []):
+        for p in parts:
+            if p[0] == "i":
+                out.append(p[1])
+            elif p[0] == "v":
+                out.extend(p[3])
+    return out
+
+
+def _split(payload: dict[str, Any], chunk: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(index document, detail chunks ``{"d": [details], "img": {sha: image}}``)."""
+    samples = payload.get("samples", [])
+    images = payload.get("images", {})
+    index = {k: v for k, v in payload.items() if k not in ("samples", "images", "figures")}
+    index["samples"] = [[s["r"], s["id"], s["o"], s.get("l", {})] for s in samples]
+    index["chunk"] = chunk
+    index["nFigures"] = len(payload.get("figures", []))
+    chunks: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for k in range(0, len(samples), chunk):
+        part = samples[k:k + chunk]
+        img: dict[str, Any] = {}
+        for s in part:
+            for sha in _shas(s):
+                if sha not in seen and sha in images:
+                    seen.add(sha)
+                    img[sha] = images[sha]
+        chunks.append({"d": [{x: v for x, v in s.items() if x not in _INDEX_KEYS} for s in part], "img": img})
+    index["nChunks"] = len(chunks)
+    return index, chunks
+
+
+def read_page_data(page: str) -> dict[str, Any]:
+    """The :func:`build_payload` document back from a rendered page (for tests and tools)."""
+    def block(name: str) -> Any:
+        m = re.search(rf'<script type="application/json" id="{name}">(.*?)</script>', page, re.S)
+        return json.loads(m.group(1)) if m else None
+
+    index = block("lensbench-index")
+    samples, images = [], {}
+    for k in range(index["nChunks"]):
+        c = block(f"lensbench-c{k}")
+        images.update(c["img"])
+        base = k * index["chunk"]
+        for j, d in enumerate(c["d"]):
+            r, sid, o, lab = index["samples"][base + j]
+            samples.append({"r": r, "id": sid, "o": o, "l": lab, **d})
+    doc = {k: v for k, v in index.items() if k not in ("samples", "chunk", "nChunks", "nFigures")}
+    doc.update(samples=samples, images=images, figures=block("lensbench-figures") or [])
+    return doc
 
 
 def _clean(payload: dict[str, Any]) -> str:

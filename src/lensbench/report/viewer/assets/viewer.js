@@ -1,10 +1,35 @@
 /* lensbench run viewer: summary tables, a paginated per-sample browser, comparisons, plots.
-   Data: the JSON block #lensbench-data (see lensbench/report/viewer/data.py for its keys). */
+   Data (see lensbench/report/viewer/html.py): #lensbench-index (runs, tables, comparisons, and per
+   sample [run, id, outcome, labels]) before this script; sample details in chunks
+   #lensbench-c<k> ({d: [details], img: {sha: image}}) parsed on demand; #lensbench-figures. */
 (function () {
   'use strict';
   var t0 = performance.now();
-  var D = JSON.parse(document.getElementById('lensbench-data').textContent);
-  var S = D.samples, R = D.runs, IMG = D.images;
+  var D = JSON.parse(document.getElementById('lensbench-index').textContent);
+  var R = D.runs, IMG = {}, C = D.chunk || 1, CH = [], FULL = [], pending = false, done = {};
+  var S = D.samples.map(function (a) { return { r: a[0], id: a[1], o: a[2], l: a[3] || {} }; });
+  function chunk(k) {
+    if (CH[k] === undefined) {
+      var e = document.getElementById('lensbench-c' + k);
+      if (!e) return null;
+      CH[k] = JSON.parse(e.textContent);
+      for (var x in CH[k].img) IMG[x] = CH[k].img[x];
+    }
+    return CH[k];
+  }
+  function full(i) {
+    if (FULL[i]) return FULL[i];
+    var k = Math.floor(i / C), c = chunk(k);
+    if (!c) return null;
+    var d = c.d[i - k * C], s = S[i], o = { r: s.r, id: s.id, o: s.o, l: s.l };
+    for (var x in d) o[x] = d[x];
+    FULL[i] = o;
+    return o;
+  }
+  function img(sha) {  /* an image is stored with the first chunk that uses it */
+    for (var k = 0; !(sha in IMG) && k < D.nChunks; k++) if (!chunk(k)) break;
+    return IMG[sha];
+  }
   var PAGE = 25;
   var st = { bench: '', run: '', outcome: '', labels: {}, group: '', q: '', page: 0 };
   var hay = null, byKey = null;
@@ -41,6 +66,13 @@
   function showTab(name) {
     document.querySelectorAll('#tabs button').forEach(function (b) { b.classList.toggle('on', b.getAttribute('data-tab') === name); });
     document.querySelectorAll('.tab').forEach(function (t) { t.classList.toggle('on', t.id === 'tab-' + name); });
+    st.tab = name;
+    lateTabs();
+  }
+  function lateTabs() {  /* comparisons and plots need every chunk: render them once the page is parsed */
+    if (document.readyState === 'loading') return;
+    if (st.tab === 'compare' && !done.compare) { done.compare = true; renderCompare(); }
+    if (st.tab === 'plots' && !done.plots) { done.plots = true; renderPlots(); }
   }
 
   /* ---------------- summary */
@@ -96,7 +128,7 @@
     return svg;
   }
   function thumb(sha, boxes) {
-    var im = IMG[sha];
+    var im = img(sha);
     if (!im || !im.t) return h('span', { cls: 'missing', text: 'image not found' + (im && im.missing ? ': ' + im.missing : '') });
     var wrap = h('span', { cls: 'thumb', title: 'click to enlarge' },
       h('img', { src: im.t, loading: 'lazy', alt: sha.slice(0, 12) }), svgBoxes(im, boxes || []));
@@ -104,7 +136,7 @@
     return wrap;
   }
   function enlarge(sha, boxes) {
-    var im = IMG[sha], m = document.getElementById('modal'), body = document.getElementById('modal-body');
+    var im = img(sha), m = document.getElementById('modal'), body = document.getElementById('modal-body');
     body.innerHTML = '';
     body.appendChild(h('span', { cls: 'big' }, h('img', { src: im.u || im.t, alt: 'full image' }), svgBoxes(im, boxes)));
     m.hidden = false;
@@ -121,7 +153,7 @@
         else if (p[0] === 'v') {
           var strip = h('div', { cls: 'strip', title: p[1] || '' });
           p[2].forEach(function (ts, k) {
-            var im = IMG[p[3][k]];
+            var im = img(p[3][k]);
             strip.appendChild(h('figure', null, im && im.t ? thumb(p[3][k], []) : h('span', { cls: 'missing', text: '[frame]' }),
               h('figcaption', { text: (typeof ts === 'number' ? ts.toFixed(2) : ts) + ' s' })));
           });
@@ -144,7 +176,8 @@
     return g;
   }
   function card(i, compact) {
-    var s = S[i], run = R[s.r];
+    var s = full(i), run = R[S[i].r];
+    if (!s) { pending = true; return h('div', { cls: (compact ? 'mini' : 'card') + ' pending', text: S[i].id + ': loading…' }); }
     var labels = Object.keys(s.l || {}).map(function (k) { return h('span', { cls: 'chip', text: k + ': ' + js(s.l[k]) }); });
     var c = h('div', { cls: compact ? 'mini sample' : 'card sample', 'data-i': i, 'data-outcome': s.o },
       h('h3', null, h('span', { cls: 'badge o-' + s.o, text: s.o }), h('code', { text: s.id }),
@@ -212,7 +245,7 @@
   }
   function haystack(i) {
     if (!hay) hay = new Array(S.length);
-    if (hay[i] === undefined) { var s = S[i]; hay[i] = (s.id + '\n' + promptText(s) + '\n' + (s.rp || '') + '\n' + js(s.a === undefined ? '' : s.a) + '\n' + js(s.l)).toLowerCase(); }
+    if (hay[i] === undefined) { var s = full(i); if (!s) { pending = true; return ''; } hay[i] = (s.id + '\n' + promptText(s) + '\n' + (s.rp || '') + '\n' + js(s.a === undefined ? '' : s.a) + '\n' + js(s.l)).toLowerCase(); }
     return hay[i];
   }
   function filtered() {
@@ -319,18 +352,20 @@
 
   /* ---------------- plots */
   function renderPlots() {
-    var box = document.getElementById('tab-plots');
+    var box = document.getElementById('tab-plots'), figs = JSON.parse(document.getElementById('lensbench-figures').textContent);
     box.classList.add('plots');
-    if (!D.figures.length) box.appendChild(h('p', { cls: 'note', text: 'No plots for these runs.' }));
-    D.figures.forEach(function (f) { box.appendChild(h('figure', null, h('img', { src: f.src, alt: f.title, loading: 'lazy' }), h('figcaption', { text: f.title }))); });
+    if (!figs.length) box.appendChild(h('p', { cls: 'note', text: 'No plots for these runs.' }));
+    figs.forEach(function (f) { box.appendChild(h('figure', null, h('img', { src: f.src, alt: f.title, loading: 'lazy' }), h('figcaption', { text: f.title }))); });
   }
 
   renderSummary();
   buildControls();
   wire();
   renderList();
-  renderCompare();
-  renderPlots();
+  document.addEventListener('DOMContentLoaded', function () {
+    if (pending) { pending = false; renderList(); }
+    lateTabs();
+  });
   if (location.hash === '#samples' || location.hash === '#compare' || location.hash === '#plots') showTab(location.hash.slice(1));
   document.body.setAttribute('data-ready', String(Math.round(performance.now() - t0)));
 })();
