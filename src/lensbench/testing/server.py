@@ -27,7 +27,7 @@ from aiohttp import web
 __all__ = ["FakeOpenAIServer", "FAULTS"]
 
 #: Fault kinds :class:`FakeOpenAIServer` can inject.
-FAULTS = ("500", "429", "timeout", "drop", "malformed")
+FAULTS = ("500", "429", "timeout", "drop", "malformed", "null_content", "no_choices", "error_object")
 
 
 def _default_responder(body: dict) -> str:
@@ -128,6 +128,14 @@ class FakeOpenAIServer:
             raise asyncio.CancelledError()
         if fault == "malformed":
             return web.Response(text='{"choices": [{"message": ', content_type="application/json")
+        if fault == "null_content":  # a 200 with no answer: a server failure (SPEC General rules)
+            return web.json_response({"id": "x", "object": "chat.completion", "model": body.get("model", "fake"),
+                                      "choices": [{"index": 0, "message": {"role": "assistant", "content": None},
+                                                   "finish_reason": "stop"}]})
+        if fault == "no_choices":
+            return web.json_response({"id": "x", "object": "chat.completion", "choices": []})
+        if fault == "error_object":
+            return web.json_response({"error": {"message": "injected error object", "code": 500}})
         if self.latency:
             await asyncio.sleep(self.latency)
         if self.hold_after is not None and sum(self.answered.values()) >= self.hold_after:
