@@ -22,6 +22,7 @@ from typing import Any
 from lensbench import __version__
 from lensbench.backends.base import Backend, BackendConfig
 from lensbench.benchmarks.base import Benchmark, RunContext
+from lensbench.core.datahome import resolve_data_dir
 from lensbench.core.errors import ConfigError
 from lensbench.core.records import SampleRecord
 from lensbench.core.results import RunResult
@@ -72,7 +73,7 @@ def run_benchmark(bench: Benchmark, settings: RunSettings, *, console=None, offl
     s = settings
     out = Path(s.out)
     check_out_dir(out)
-    data_dir = Path(s.data_dir)
+    data_dir = resolve_data_dir(bench.name, s.data_dir)
     if not data_dir.exists():
         raise ConfigError(f"--data-dir {data_dir} does not exist")
     backends = backends or build_backends(bench, s)

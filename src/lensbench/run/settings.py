@@ -23,7 +23,8 @@ class RunSettings(BaseModel):
 
     model: str = Field(description="model backend spec: openai:MODEL, replay:PATH, random, constant:ANSWER, ...")
     out: Path = Field(description="run folder (created; an existing one is resumed)")
-    data_dir: Path = Field(description="the benchmark's data folder (official release layout)")
+    data_dir: Path | None = Field(default=None, description="the benchmark's data folder (official release layout; "
+                                                           "default: the data home's, see 'lensbench data where BENCH')")
     model_name: str | None = Field(default=None, description="display name in reports (default: from the backend)")
     base_url: list[str] = Field(default_factory=list, description="OpenAI-compatible endpoint(s); repeat to spread requests")
     api_key_env: str = Field(default="OPENAI_API_KEY", description="environment variable holding the API key")

@@ -1,0 +1,161 @@
+"""``lensbench data check BENCH DIR``: validate a data folder without running anything.
+
+Checks, each one line: the file-set counts of the layout (expected files); the benchmark's own
+loader on the folder (sample count against the official release); missing media (images /
+videos named by the data files but absent); and, when the folder has a manifest, every file
+against its recorded size and sha256. Prints the folder's content fingerprint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lensbench.core.errors import DataError, LensbenchError
+from lensbench.tools.data.layouts import Layout, get_layout
+from lensbench.tools.data.manifest import fingerprint, hash_files, list_files, read_manifest
+from lensbench.tools.data.verify import count_files
+
+__all__ = ["CheckItem", "CheckReport", "check"]
+
+
+@dataclass(frozen=True)
+class CheckItem:
+    """One check: ``name``, passed or not, and a one-line ``detail``."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass
+class CheckReport:
+    """All checks of one folder; ``ok`` when every item passed. ``fingerprint``: 16 hex (None
+    when content hashing was skipped)."""
+
+    bench: str
+    root: Path
+    items: list[CheckItem] = field(default_factory=list)
+    n_samples: int | None = None
+    fingerprint: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return all(i.ok for i in self.items)
+
+    def lines(self) -> list[str]:
+        """Human-readable lines: ``ok|FAIL  name: detail`` per item, then the fingerprint."""
+        out = [f"{'ok  ' if i.ok else 'FAIL'}  {i.name}: {i.detail}" for i in self.items]
+        if self.fingerprint:
+            out.append(f"fingerprint: {self.fingerprint}")
+        return out
+
+
+def _samples(bench: str, root: Path) -> tuple[int, list[str]]:
+    """(number of samples the loader reads, missing-media lines). Raises DataError."""
+    missing: list[str] = []
+    if bench == "rgb-th-bench":
+        from lensbench.benchmarks.rgbth.data import load_units
+
+        for q in sorted(root.glob("*/*/questions.json")):
+            for kind in ("rgb", "thermal"):
+                if not any((q.parent / f"{kind}{s}").is_file() for s in (".jpg", ".png")):
+                    missing.append(f"{q.parent.relative_to(root)}/{kind}.jpg")
+        return len(load_units(root)), missing
+    if bench == "if-bench":
+        from lensbench.benchmarks.ifbench.data import load_questions
+
+        n = len(load_questions(root, blind=True))
+        try:
+            load_questions(root)
+        except DataError as exc:
+            missing.append(str(exc))
+        return n, missing
+    if bench == "iv-bench":
+        from lensbench.benchmarks.ivbench.data import find_question_file, load_queries
+
+        qs = load_queries(find_question_file(root))
+        vids = sorted({q.video_id for q in qs if not (root / "videos" / f"{q.video_id}.mp4").is_file()})
+        imgs = sorted({q.image_name for q in qs if not (root / "images" / q.image_name).is_file()})
+        if vids:
+            missing.append(f"{len(vids)} of {len({q.video_id for q in qs})} videos not in videos/ (e.g. {vids[0]}.mp4; "
+                           "fetch them with 'lensbench ivbench download')")
+        if imgs:
+            missing.append(f"{len(imgs)} of {len({q.image_name for q in qs})} query images not in images/ "
+                           f"(e.g. {imgs[0]})")
+        return len(qs), missing
+    if bench == "gobench":
+        from lensbench.benchmarks.gobench.records import find_records_file, load_records
+
+        recs = load_records(find_records_file(root))
+        absent = [r.image for r in recs if r.image_path is None]
+        if absent and not (root / "GOBench.tsv").is_file():
+            missing.append(f"{len(absent)} of {len(recs)} images absent as files and no GOBench.tsv "
+                           f"(e.g. {absent[0]})")
+        return len(recs), missing
+    if bench == "groundingme":
+        from lensbench.benchmarks.groundingme.data import load_groundingme
+
+        return len(load_groundingme(root)), missing
+    raise KeyError(bench)
+
+
+def _manifest_item(root: Path, files: dict[str, dict] | None) -> CheckItem | None:
+    doc = read_manifest(root)
+    if doc is None:
+        return None
+    want = doc["files"]
+    rev = doc.get("revision") or "unknown revision"
+    if files is None:  # quick mode: sizes only
+        have = {r: {"size": (root / r).stat().st_size} for r in list_files(root)}
+        changed = [r for r in want if r in have and have[r]["size"] != want[r].get("size")]
+    else:
+        have = files
+        changed = [r for r in want if r in have and have[r]["sha256"] != want[r].get("sha256")]
+    gone = [r for r in want if r not in have]
+    extra = [r for r in have if r not in want]
+    ok = not (gone or changed)
+    detail = f"{len(want)} files recorded ({rev})"
+    if gone:
+        detail += f"; {len(gone)} missing (e.g. {gone[0]})"
+    if changed:
+        detail += f"; {len(changed)} changed (e.g. {changed[0]})"
+    if extra:
+        detail += f"; {len(extra)} not in the manifest"
+    return CheckItem("manifest", ok, detail)
+
+
+def check(bench: str, root: str | Path, *, hash_content: bool = True,
+          log: Callable[[str], None] = lambda s: None) -> CheckReport:
+    """Validate the data folder ``root`` of benchmark ``bench`` (see the module docstring).
+
+    ``hash_content=False`` compares sizes only against a manifest and prints no fingerprint.
+    Never raises for bad data (each problem is a failed item); raises KeyError for an unknown
+    benchmark and DataError when ``root`` is not a folder.
+    """
+    layout: Layout = get_layout(bench)
+    root = Path(root)
+    if not root.is_dir():
+        raise DataError(root, "not a folder")
+    rep = CheckReport(bench, root)
+    for c in count_files(layout, root):
+        rep.items.append(CheckItem(f"files: {c.fileset.what}", c.problem is None, c.line.split(": ", 1)[1]))
+    try:
+        n, missing = _samples(bench, root)
+        rep.n_samples = n
+        ok = layout.n_samples is None or n == layout.n_samples
+        rep.items.append(CheckItem(f"loader: {layout.samples_what}", ok,
+                                   f"{n} (release: {layout.n_samples})" if layout.n_samples else str(n)))
+        rep.items.append(CheckItem("media", not missing, "; ".join(missing) if missing else "all present"))
+    except (LensbenchError, OSError, ValueError) as exc:  # a bad file, or a missing extra (parquet)
+        rep.items.append(CheckItem(f"loader: {layout.samples_what}", False, str(exc)))
+    files = None
+    if hash_content:
+        log(f"hashing {root}")
+        files = hash_files(root, list_files(root))
+        rep.fingerprint = fingerprint(files)
+    m = _manifest_item(root, files)
+    if m is not None:
+        rep.items.append(m)
+    return rep

@@ -1,0 +1,85 @@
+"""``lensbench data download | check | where`` (typer)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape
+
+from lensbench.core.console import err_console, fail, guard
+from lensbench.core.datahome import ENV_VAR, default_data_dir
+
+__all__ = ["data_app"]
+
+data_app = typer.Typer(help="Benchmark data: download the official releases into the layout the loaders read "
+                            f"(default folder ~/.cache/lensbench/data/BENCH, moved by ${ENV_VAR}), and check a folder.",
+                       no_args_is_help=True)
+
+_BENCH_HELP = "rgb-th-bench | if-bench | iv-bench | gobench | groundingme"
+
+
+def _say(msg: str) -> None:
+    err_console.print(escape(msg), highlight=False)
+
+
+def _layout_or_fail(bench: str):
+    from lensbench.tools.data.layouts import get_layout
+
+    try:
+        return get_layout(bench)
+    except KeyError as exc:
+        fail(str(exc.args[0]))
+
+
+@data_app.command("download")
+@guard
+def download_cmd(
+    bench: Annotated[str, typer.Argument(help=_BENCH_HELP, metavar="BENCH")],
+    dest: Annotated[Optional[Path], typer.Option("--dest", metavar="DIR",
+                                                 help="target folder (default: the data home, see 'lensbench data where')")] = None,
+    revision: Annotated[Optional[str], typer.Option("--revision", metavar="REV",
+                                                    help="hub revision / git commit (default: the pinned one)")] = None,
+    from_dir: Annotated[Optional[Path], typer.Option("--from", metavar="DIR",
+                                                     help="lay out a local mirror or an existing copy instead of "
+                                                          "downloading (the data folder is found inside DIR)")] = None,
+) -> None:
+    """Fetch a benchmark's official release (pinned revision, resumable, counts verified, manifest written)."""
+    from lensbench.tools.data.download import download
+
+    layout = _layout_or_fail(bench)
+    doc = download(bench, dest, revision=revision, from_dir=from_dir, log=_say)
+    where = dest or default_data_dir(bench)
+    rev = doc.get("revision") or "unrecorded revision"
+    _say(f"{bench}: {doc['n_files']} files in {where} ({rev}; fingerprint {doc['fingerprint']})")
+    for note in layout.notes:
+        _say(f"note: {note}")
+    typer.echo(str(where))
+
+
+@data_app.command("check")
+@guard
+def check_cmd(
+    bench: Annotated[str, typer.Argument(help=_BENCH_HELP, metavar="BENCH")],
+    data_dir: Annotated[Optional[Path], typer.Argument(help="data folder (default: the data home's)", metavar="DIR")] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="no content hashing: sizes only, no fingerprint")] = False,
+) -> None:
+    """Validate a data folder (expected files, counts, missing media, manifest) without running anything."""
+    from lensbench.tools.data.check import check
+
+    _layout_or_fail(bench)
+    root = data_dir or default_data_dir(bench)
+    rep = check(bench, root, hash_content=not quick)
+    for line in rep.lines():
+        typer.echo(line)
+    if not rep.ok:
+        fail(f"{root}: {sum(not i.ok for i in rep.items)} check(s) failed for {bench}", code=1)
+
+
+@data_app.command("where")
+def where_cmd(bench: Annotated[Optional[str], typer.Argument(help=_BENCH_HELP, metavar="BENCH")] = None) -> None:
+    """Print the default data folder of BENCH (or the data home)."""
+    from lensbench.core.datahome import data_home
+
+    typer.echo(str(default_data_dir(bench) if bench else data_home()))
