@@ -40,7 +40,8 @@ def download_cmd(
     dest: Annotated[Optional[Path], typer.Option("--dest", metavar="DIR",
                                                  help="target folder (default: the data home, see 'lensbench data where')")] = None,
     revision: Annotated[Optional[str], typer.Option("--revision", metavar="REV",
-                                                    help="hub revision / git commit (default: the pinned one)")] = None,
+                                                    help="hub revision / git commit (default: the pinned one); with --from: the "
+                                                         "revision of the local copy, recorded in the manifest")] = None,
     from_dir: Annotated[Optional[Path], typer.Option("--from", metavar="DIR",
                                                      help="lay out a local mirror or an existing copy instead of "
                                                           "downloading (the data folder is found inside DIR)")] = None,

@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from lensbench import __version__
+from lensbench.core.version import __version__
 from lensbench.core.datahome import default_data_dir
 from lensbench.core.errors import DataError
+from lensbench.core.extras import require
 from lensbench.tools.data.fetch import (PROBE_TIMEOUT_S, SourceUnreachable, github_base, github_raw_base,
                                         hf_endpoint, hf_snapshot, http_download, probe)
 from lensbench.tools.data.layouts import Layout, Source, get_layout
@@ -118,7 +119,7 @@ def _copy_tree(src: Path, dest: Path) -> None:
         os.replace(tmp, b)
 
 
-def _from_local(layout: Layout, from_dir: Path, dest: Path) -> dict[str, Any]:
+def _from_local(layout: Layout, from_dir: Path, dest: Path, revision: str | None) -> dict[str, Any]:
     if not from_dir.is_dir():
         raise DataError(from_dir, "--from: not a folder")
     found = locate(layout, from_dir)
@@ -129,7 +130,7 @@ def _from_local(layout: Layout, from_dir: Path, dest: Path) -> dict[str, Any]:
         _copy_tree(found, dest)
     prior = read_manifest(found) or {}
     return {"source": {"kind": "local", "path": str(found.resolve()), "copied_from": prior.get("source")},
-            "revision_requested": None, "revision": prior.get("revision")}
+            "revision_requested": revision, "revision": revision or prior.get("revision")}
 
 
 def _from_source(layout: Layout, revision: str | None, dest: Path, timeout: float,
@@ -137,6 +138,7 @@ def _from_source(layout: Layout, revision: str | None, dest: Path, timeout: floa
     src = layout.source
     rev = revision or src.revision
     if src.kind == "hf":
+        require("huggingface_hub", "data", "lensbench data download")  # before the network: deterministic
         _need_host(hf_endpoint(), f"the Hugging Face dataset {src.repo}", layout.bench, timeout)
         log(f"fetching hf:{src.repo}@{rev} into {dest}")
         resolved = hf_snapshot(src.repo, rev, dest, allow_patterns=src.allow_patterns)
@@ -173,7 +175,7 @@ def download(bench: str, dest: str | Path | None = None, *, revision: str | None
     dest = Path(dest) if dest else default_data_dir(bench)
     dest.mkdir(parents=True, exist_ok=True)
     if from_dir is not None:
-        origin = _from_local(layout, Path(from_dir), dest)
+        origin = _from_local(layout, Path(from_dir), dest, revision)
     else:
         origin = _from_source(layout, revision, dest, probe_timeout, log)
     counts = count_files(layout, dest)
