@@ -34,7 +34,7 @@ from pathlib import Path
 from PIL import Image
 
 from lensbench.benchmarks.ifbench.benchmark import IFBench, rotate
-from lensbench.run.runner import RunSettings, run_benchmark
+from lensbench.runtime.runner import RunSettings, run_benchmark
 
 DEFAULT_DATA = Path("/work/shared/data/IF-Bench/evaluate/if_bench")
 

@@ -24,8 +24,8 @@ import httpx
 
 from lensbench.backends.base import BackendConfig
 from lensbench.backends.providers import make_backend
-from lensbench.run.engine import Engine
-from lensbench.run.store import RunStore
+from lensbench.runtime.engine import Engine
+from lensbench.runtime.store import RunStore
 from lensbench.core.types import Message, Request
 
 

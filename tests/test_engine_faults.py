@@ -14,7 +14,7 @@ import time
 
 
 from lensbench.benchmarks.rgbth.benchmark import RGBThBench
-from lensbench.run.runner import RunSettings, run_benchmark
+from lensbench.runtime.runner import RunSettings, run_benchmark
 from lensbench.testing.server import FakeOpenAIServer
 
 LIMIT = 12  # units -> 48 questions; images sent downscaled to keep bodies small

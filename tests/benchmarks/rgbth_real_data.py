@@ -35,7 +35,7 @@ def replay_all(thermal_mode: bool) -> dict:
     except ImportError:  # the pre-restructure layout
         from lensbench.benchmarks.rgbth import RGBThBench
     try:
-        from lensbench.run.runner import RunSettings, run_benchmark
+        from lensbench.runtime.runner import RunSettings, run_benchmark
     except ImportError:
         from lensbench.runner import RunSettings, run_benchmark
     out: dict = {}

@@ -23,7 +23,7 @@ from lensbench.benchmarks.ifbench.benchmark import IFBench
 from lensbench.benchmarks.ifbench.parse import exact_letter, official_first_char, parse_parser_reply
 from lensbench.benchmarks.ifbench.prompts import build_prompt, load_prompt, parser_prompt, render_options, template_for
 from lensbench.core.errors import DataError
-from lensbench.run.runner import RunSettings, run_benchmark
+from lensbench.runtime.runner import RunSettings, run_benchmark
 from lensbench.testing.server import FakeOpenAIServer
 
 ABBR = {"Scene Understanding": "SU", "Image Theme": "IT", "Viewpoint of Capture": "VC", "Target Localization": "TL",

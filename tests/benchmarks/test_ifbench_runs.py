@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ifbench_fixture import fake_ctx, question, shown_options, write_bench  # noqa: E402
 
 from lensbench.benchmarks.ifbench.benchmark import IFBench  # noqa: E402
-from lensbench.run.runner import RunSettings, run_benchmark  # noqa: E402
+from lensbench.runtime.runner import RunSettings, run_benchmark  # noqa: E402
 from lensbench.testing.server import FakeOpenAIServer  # noqa: E402
 
 L = "ABCD"

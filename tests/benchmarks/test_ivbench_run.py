@@ -15,7 +15,7 @@ from PIL import Image
 
 from lensbench.benchmarks.ivbench.benchmark import IVBench
 from lensbench.testing.video import write_test_video
-from lensbench.run.runner import RunSettings, run_benchmark
+from lensbench.runtime.runner import RunSettings, run_benchmark
 from lensbench.testing.server import FakeOpenAIServer
 
 QUERY_IMAGE_SIZE = (66, 50)  # distinct from every frame size, so the server can tell it apart

@@ -19,7 +19,7 @@ from lensbench.benchmarks.rgbth.benchmark import RGBThBench
 from lensbench.core.errors import ConfigError
 from lensbench.core.records import SampleRecord
 from lensbench.core.types import ImagePart, TextPart
-from lensbench.run.runner import RunSettings, run_benchmark
+from lensbench.runtime.runner import RunSettings, run_benchmark
 
 RGB_CTX = 'Based on this image, answer the following question with strictly either "Yes" or "No", without any extra explanation'
 RGBTH_CTX = ('Based on these two images, and the fact that the second image is the thermal image taken from the same '

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lensbench.benchmarks.rgbth.benchmark import RGBThBench
-from lensbench.run.runner import RunSettings, run_benchmark
+from lensbench.runtime.runner import RunSettings, run_benchmark
 
 PAPER_SKILLS_BY_GROUP = {
     "RGB-Txt": ["Scene Understanding", "Detailed Object Presence", "Instance Attributes",

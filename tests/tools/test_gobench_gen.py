@@ -216,7 +216,7 @@ def test_rating_page_in_headless_chromium(tmp_path):
 def test_judge_run_on_generated_scenarios_with_db_ratings(tmp_path):
     """Generated images (<category>/<N>.png) rated by people in the DB, then by an MLLM judge through the engine."""
     from lensbench.benchmarks.gobench.benchmark import GOBench
-    from lensbench.run.runner import RunSettings, run_benchmark
+    from lensbench.runtime.runner import RunSettings, run_benchmark
 
     data = _mini_release(tmp_path / "data")
     recs = load_records(data / "data_total.json")

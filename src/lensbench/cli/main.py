@@ -15,15 +15,15 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
-from lensbench import __version__
+from lensbench.core.version import __version__
 from lensbench.backends.providers import PROVIDERS
 from lensbench.benchmarks.registry import all_benchmarks, get_benchmark
 from lensbench.cli.runcmd import REPORT_FORMATS, make_run_command, print_report
 from lensbench.cli.tools import mount_tools
 from lensbench.core.console import err_console, fail, guard
-from lensbench.run.export import export_records
-from lensbench.run.folder import iter_samples, load_result
-from lensbench.run.rebuild import load_or_rebuild
+from lensbench.runtime.export import export_records
+from lensbench.runtime.folder import iter_samples, load_result
+from lensbench.runtime.rebuild import load_or_rebuild
 
 app = typer.Typer(help="Evaluate multimodal LLMs on IF-Bench, RGB-Th-Bench, IV-Bench, GOBench and GroundingME "
                        "with their published protocols.", no_args_is_help=True, pretty_exceptions_enable=False)
@@ -114,7 +114,7 @@ def export(run_dir: Annotated[Path, typer.Argument(help="run folder", metavar="R
 @guard
 def repair(run_dir: Annotated[Path, typer.Argument(help="run folder with a damaged store", metavar="RUN_DIR")]) -> None:
     """Salvage every readable reply of a damaged responses.sqlite into a fresh store (the old file is kept)."""
-    from lensbench.run.repair import repair_store
+    from lensbench.runtime.repair import repair_store
 
     rep = repair_store(run_dir)
     out_console.print(f"salvaged {rep.salvaged} replies ({rep.unreadable} unreadable rows lost); the damaged store "

@@ -1,6 +1,6 @@
 """``lensbench run <benchmark>`` commands, built from pydantic models.
 
-The shared flags come from :class:`lensbench.run.runner.RunSettings` and each benchmark's own
+The shared flags come from :class:`lensbench.runtime.runner.RunSettings` and each benchmark's own
 flags from its ``Options`` model, so a benchmark adds a flag by adding a pydantic field. Every
 flag is validated before anything is loaded or sent.
 """
@@ -21,8 +21,8 @@ from pydantic import BaseModel, ValidationError
 
 from lensbench.benchmarks.base import Benchmark
 from lensbench.core.console import err_console, fail, guard
-from lensbench.run.runner import run_benchmark
-from lensbench.run.settings import RunSettings
+from lensbench.runtime.runner import run_benchmark
+from lensbench.runtime.settings import RunSettings
 
 __all__ = ["REPORT_FORMATS", "make_run_command", "print_report", "validation_message"]
 

@@ -21,8 +21,8 @@ groundingme_app = typer.Typer(help="GroundingME tools: build rejection negatives
 def engine_generate(backend, store_dir: Path, concurrency: int = 8):
     """``generate(requests) -> {id: StoredResponse}`` through the engine with a run store in
     ``store_dir`` (cached, deduplicated, retried, resumable): a re-run sends only what is missing."""
-    from lensbench.run.engine import Engine
-    from lensbench.run.store import RunStore
+    from lensbench.runtime.engine import Engine
+    from lensbench.runtime.store import RunStore
 
     async def gen(reqs: list[Request]) -> dict[str, StoredResponse]:
         with RunStore(store_dir) as store:

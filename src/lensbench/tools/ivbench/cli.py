@@ -61,11 +61,11 @@ def synthesize_cmd(
     """Rewrite entity mentions (LLM), drop items answerable without the image (judge), pick the image frame."""
     from lensbench.backends.base import BackendConfig
     from lensbench.backends.providers import make_backend
-    from lensbench.run.engine import Engine
+    from lensbench.runtime.engine import Engine
     from lensbench.core.errors import LensbenchError
     from lensbench.media.frame_cache import FrameCache
     from lensbench.tools.ivbench.synth import load_videoqa, make_embedder, synthesize
-    from lensbench.run.store import RunStore
+    from lensbench.runtime.store import RunStore
 
     work = work or out.with_suffix(".work")
     try:

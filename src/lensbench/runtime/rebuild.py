@@ -15,10 +15,10 @@ from lensbench.benchmarks.registry import get_benchmark
 from lensbench.core.errors import ConfigError, TransportError
 from lensbench.core.results import RunResult
 from lensbench.core.types import Completion, Request
-from lensbench.run.checks import recover_manifest
-from lensbench.run.folder import RESULT, load_result
-from lensbench.run.settings import RunSettings
-from lensbench.run.store import RunStore
+from lensbench.runtime.checks import recover_manifest
+from lensbench.runtime.folder import RESULT, load_result
+from lensbench.runtime.settings import RunSettings
+from lensbench.runtime.store import RunStore
 
 __all__ = ["RecordedBackend", "rebuild_result", "load_or_rebuild"]
 
@@ -40,7 +40,7 @@ def rebuild_result(run_dir: str | Path, console=None) -> RunResult:
 
     Raises ConfigError when the folder has no manifest or no store.
     """
-    from lensbench.run.runner import run_benchmark  # runner imports this module's siblings only
+    from lensbench.runtime.runner import run_benchmark  # runner imports this module's siblings only
 
     run_dir = Path(run_dir)
     manifest = recover_manifest(run_dir, console)

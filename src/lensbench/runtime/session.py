@@ -17,8 +17,8 @@ from rich.console import Console
 from lensbench.backends.base import Backend, BackendConfig
 from lensbench.backends.providers import make_backend
 from lensbench.core.types import Request, StoredResponse
-from lensbench.run.engine import Engine, RetryPolicy
-from lensbench.run.store import RunStore
+from lensbench.runtime.engine import Engine, RetryPolicy
+from lensbench.runtime.store import RunStore
 
 __all__ = ["EndpointSettings", "Session", "build_backend"]
 

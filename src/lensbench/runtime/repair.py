@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lensbench.core.errors import ConfigError
-from lensbench.run.store import RunStore
+from lensbench.runtime.store import RunStore
 
 __all__ = ["RepairReport", "repair_store"]
 

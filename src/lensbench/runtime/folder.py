@@ -1,6 +1,6 @@
 """The run folder's files: ``run.json`` (manifest), ``samples.jsonl`` (records), ``result.json``.
 
-``responses.sqlite`` (the run store, :mod:`lensbench.run.store`) is the source of truth; these
+``responses.sqlite`` (the run store, :mod:`lensbench.runtime.store`) is the source of truth; these
 files are rebuilt from it by a re-run. Writes are atomic (temp file + rename).
 """
 

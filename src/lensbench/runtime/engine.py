@@ -20,8 +20,8 @@ from rich.console import Console
 from lensbench.backends.base import Backend
 from lensbench.core.errors import ConfigError, LensbenchError, TransportError
 from lensbench.media.preflight import preflight_media
-from lensbench.run.progress import make_progress
-from lensbench.run.store import RunStore
+from lensbench.runtime.progress import make_progress
+from lensbench.runtime.store import RunStore
 from lensbench.core.records import log_messages
 from lensbench.core.types import Request, StoredResponse
 

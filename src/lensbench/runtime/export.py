@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from lensbench.core.errors import ConfigError
-from lensbench.run.folder import read_manifest
-from lensbench.run.store import RunStore
+from lensbench.runtime.folder import read_manifest
+from lensbench.runtime.store import RunStore
 
 __all__ = ["export_records"]
 

@@ -19,21 +19,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lensbench import __version__
+from lensbench.core.version import __version__
 from lensbench.backends.base import Backend, BackendConfig
 from lensbench.benchmarks.base import Benchmark, RunContext
 from lensbench.core.datahome import resolve_data_dir
 from lensbench.core.errors import ConfigError
 from lensbench.core.records import SampleRecord
 from lensbench.core.results import RunResult
-from lensbench.run.engine import RetryPolicy
-from lensbench.run.settings import RunSettings
+from lensbench.runtime.engine import RetryPolicy
+from lensbench.runtime.settings import RunSettings
 from lensbench.core.urls import redact_url
-from lensbench.run.checks import check_earlier_run, check_out_dir, recover_manifest
-from lensbench.run.folder import MANIFEST, RESULT, load_result, write_json, write_samples
-from lensbench.run.lock import RunLock
-from lensbench.run.store import RunStore
-from lensbench.run.session import EndpointSettings, Session, build_backend
+from lensbench.runtime.checks import check_earlier_run, check_out_dir, recover_manifest
+from lensbench.runtime.folder import MANIFEST, RESULT, load_result, write_json, write_samples
+from lensbench.runtime.lock import RunLock
+from lensbench.runtime.store import RunStore
+from lensbench.runtime.session import EndpointSettings, Session, build_backend
 
 __all__ = ["RunSettings", "run_benchmark", "build_backends", "load_result"]
 

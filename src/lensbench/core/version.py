@@ -1,0 +1,3 @@
+"""Version of the package (one place)."""
+
+__version__ = "0.2.0"
