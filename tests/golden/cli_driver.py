@@ -38,7 +38,9 @@ def run_inprocess(argv: list[str]) -> dict:
                 traceback.print_exc()
     finally:
         sys.argv = old_argv
-    return {"argv": argv, "rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue()}
+    mod = sys.modules.get("lensbench")
+    return {"argv": argv, "rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue(),
+            "lensbench_file": getattr(mod, "__file__", None)}
 
 
 def run_isolated(argv: list[str]) -> dict:

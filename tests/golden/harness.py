@@ -54,7 +54,8 @@ from typing import Any
 
 GOLDEN_DIR = Path(__file__).resolve().parent
 FIXTURES = GOLDEN_DIR / "fixtures"
-EXPECTED = GOLDEN_DIR / "expected"
+#: The golden documents (``GOLDEN_EXPECTED`` overrides, e.g. to check a set recorded elsewhere).
+EXPECTED = Path(os.environ["GOLDEN_EXPECTED"]) if os.environ.get("GOLDEN_EXPECTED") else GOLDEN_DIR / "expected"
 DRIVER = GOLDEN_DIR / "cli_driver.py"
 
 # =============================================================================================
@@ -140,6 +141,12 @@ BENCH_NAMES = {"rgb-th-bench": "rgb-th-bench", "if-bench": "if-bench", "iv-bench
                "gobench": "gobench", "groundingme": "groundingme"}
 
 
+#: Renamed flags the installed CLI does NOT take, found by :func:`probe_flags` ({(bench, old flag)}):
+#: these keep their old name (and old values), so the same tables serve the pre-restructure code
+#: (``/work/base``) and the restructured one.
+_KEEP_OLD: set[tuple[str, str]] = set()
+
+
 def translate_args(bench: str, args: Sequence[str]) -> list[str]:
     """Scenario argv (old flag names) -> argv for the installed CLI, through :data:`FLAGS` / :data:`VALUES`."""
     out: list[str] = []
@@ -149,14 +156,51 @@ def translate_args(bench: str, args: Sequence[str]) -> list[str]:
             new = FLAGS.get(f"{bench}:{a}", FLAGS.get(a))
             if new is None:
                 raise KeyError(f"flag {a!r} is not in harness.FLAGS (add it there)")
+            if (bench, a) in _KEEP_OLD:
+                new = a
             out.append(new)
             prev_flag = a
         else:
-            if prev_flag is not None:
+            if prev_flag is not None and (bench, prev_flag) not in _KEEP_OLD:
                 a = VALUES.get((f"{bench}:{prev_flag}", a), VALUES.get((prev_flag, a), a))
             out.append(a)
             prev_flag = None
     return out
+
+
+def renamed_flags(bench: str) -> dict[str, str]:
+    """``{old: new}`` of the flags :data:`FLAGS` renames for ``bench``."""
+    out = {}
+    for k, v in FLAGS.items():
+        b, _, flag = k.rpartition(":")
+        if b in ("", bench) and (b == bench or f"{bench}:{flag}" not in FLAGS) and v != flag:
+            out[flag] = v
+    return out
+
+
+def probe_flags(benches: Sequence[str], *, python: str, env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    """Ask the installed CLI (``run BENCH --help``) which renamed flags it takes; a renamed flag
+    whose new name is absent but whose old name is present keeps the old name (fills
+    :data:`_KEEP_OLD`). Returns ``{bench: {old: chosen}}`` (only benchmarks with renames)."""
+    _KEEP_OLD.clear()
+    todo = {b: renamed_flags(b) for b in dict.fromkeys(benches)}
+    todo = {b: r for b, r in todo.items() if r}
+    if not todo:
+        return {}
+    cwd.mkdir(parents=True, exist_ok=True)
+    penv = dict(env, COLUMNS="400")
+    res = run_steps([[*COMMANDS["run"], BENCH_NAMES[b], "--help"] for b in todo], python=python, env=penv, cwd=cwd)
+    chosen: dict[str, Any] = {}
+    for (b, ren), r in zip(todo.items(), res):
+        flags = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", r["stdout"]))
+        chosen[b] = {}
+        for old, new in ren.items():
+            if new not in flags and old in flags:
+                _KEEP_OLD.add((b, old))
+                chosen[b][old] = old
+            else:
+                chosen[b][old] = new
+    return chosen
 
 
 # =============================================================================================
@@ -761,6 +805,7 @@ def run_many(scenarios, *, python: str, env: dict[str, str], root: Path, workers
     from concurrent.futures import ThreadPoolExecutor
 
     LAST_RUN_INFO.clear()
+    LAST_RUN_INFO["flags"] = probe_flags([sc.bench for sc in scenarios], python=python, env=env, cwd=root / "_probe")
     fixtures = copy_fixtures(root / "fixtures")
     matcher = ImageMatcher(fixtures / "image_catalog.json")
     server = FakeServer(fixtures, matcher).start() if any(sc.scripts for sc in scenarios) else None
