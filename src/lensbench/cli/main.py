@@ -19,7 +19,9 @@ from lensbench.core.version import __version__
 from lensbench.backends.providers import PROVIDERS
 from lensbench.benchmarks.registry import all_benchmarks, get_benchmark
 from lensbench.cli.runcmd import REPORT_FORMATS, make_run_command, print_report
+from lensbench.cli.evalcmd import register as register_eval
 from lensbench.cli.tools import mount_tools
+from lensbench.cli.view import register as register_view
 from lensbench.core.console import err_console, fail, guard
 from lensbench.runtime.export import export_records
 from lensbench.runtime.folder import iter_samples, load_result
@@ -34,6 +36,8 @@ out_console = Console()
 
 
 def _register_all() -> None:
+    register_view(app)
+    register_eval(app)
     for name, cls in sorted(all_benchmarks().items()):
         run_app.command(name, help=(cls.__doc__ or cls.title).strip().splitlines()[0])(make_run_command(cls))
     mount_tools(app)
@@ -129,5 +133,4 @@ def _main(version: Annotated[bool, typer.Option("--version", help="print the ver
         raise typer.Exit()
 
 
-from lensbench.cli.view import register as _register_view; _register_view(app)  # noqa: E402
 _register_all()

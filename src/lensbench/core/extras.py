@@ -42,6 +42,7 @@ EXTRAS: dict[str, str] = {
     "genvip": "GenViP curation (OpenCV, scikit-learn) and the image-edit API client",
     "gobench": "the GOBench rating pipeline (image-generation API client, Krippendorff's alpha)",
     "plots": "figures (matplotlib)",
+    "yaml": "YAML configs for 'lensbench eval' (PyYAML; TOML needs nothing)",
     "hf": "local models (torch, transformers, diffusers)",
     "llamacpp": "local GGUF models through llama.cpp",
 }

@@ -90,7 +90,8 @@ class Engine:
 
     def __init__(self, backends: dict[str, Backend], store: RunStore, *, concurrency: int = 8,
                  retry: RetryPolicy | None = None, progress: bool = True, console: Console | None = None,
-                 seed: int = 0, abort_after: int = 32, offline: bool = False):
+                 seed: int = 0, abort_after: int = 32, offline: bool = False,
+                 limiters: dict[str, asyncio.Semaphore] | None = None):
         if concurrency < 1:
             raise ConfigError(f"--concurrency must be >= 1, got {concurrency}")
         self.backends = backends
@@ -105,6 +106,7 @@ class Engine:
         self._consecutive_errors = 0
         self._refused = 0
         self.offline = offline
+        self.limiters = limiters or {}
         self.last_error: str | None = None
         self._progress = make_progress(progress, self.console)
 
@@ -191,7 +193,12 @@ class Engine:
             self.stats.sent += 1
             t = time.perf_counter()
             try:
-                c = await backend.generate(req)
+                limiter = self.limiters.get(req.role)
+                if limiter is None:
+                    c = await backend.generate(req)
+                else:
+                    async with limiter:
+                        c = await backend.generate(req)
             except TransportError as exc:
                 if exc.kind == "refused" and self.stats.ok == 0:
                     self._refused += 1

@@ -35,7 +35,7 @@ from lensbench.runtime.lock import RunLock
 from lensbench.runtime.store import RunStore
 from lensbench.runtime.session import EndpointSettings, Session, build_backend
 
-__all__ = ["RunSettings", "run_benchmark", "build_backends", "load_result"]
+__all__ = ["RunSettings", "run_benchmark", "arun_benchmark", "build_backends", "load_result"]
 
 
 def _fingerprint(samples: list[Any]) -> str:
@@ -63,9 +63,21 @@ def run_benchmark(bench: Benchmark, settings: RunSettings, *, console=None, offl
                   backends: dict[str, Backend] | None = None) -> RunResult:
     """Run ``bench`` as configured and write the run folder; returns the :class:`RunResult`.
 
+    The synchronous form of :func:`arun_benchmark` (its own event loop).
+    """
+    return asyncio.run(arun_benchmark(bench, settings, console=console, offline=offline, backends=backends))
+
+
+async def arun_benchmark(bench: Benchmark, settings: RunSettings, *, console=None, offline: bool = False,
+                         backends: dict[str, Backend] | None = None,
+                         limiters: dict[str, asyncio.Semaphore] | None = None) -> RunResult:
+    """Run ``bench`` as configured and write the run folder; returns the :class:`RunResult`.
+
     Resuming: an existing run folder of the same benchmark and model is continued (only
     requests without a stored reply are sent). ``offline``: send nothing (rebuild the files from
-    the store; missing replies are errors). One process owns the folder at a time (a lock).
+    the store; missing replies are errors); ``limiters`` (role -> semaphore) share an endpoint's
+    concurrency budget between runs in one event loop (``lensbench eval``). One process owns the
+    folder at a time (a lock).
     Raises ConfigError for a bad --out, a folder holding another benchmark or model, or a
     lock held by another process; DataError for bad data — all before the first request, and
     nothing stored is ever lost.
@@ -92,15 +104,16 @@ def run_benchmark(bench: Benchmark, settings: RunSettings, *, console=None, offl
         n_loaded = len(samples)
         if s.limit:
             samples = samples[: s.limit]
-        return _run_locked(bench, s, out, data_dir, samples, n_loaded, backends, console, offline)
+        return await _run_locked(bench, s, out, data_dir, samples, n_loaded, backends, console, offline,
+                                 limiters)
 
 
-def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples, n_loaded: int, backends, console,
-                offline: bool) -> RunResult:
+async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples, n_loaded: int, backends, console,
+                      offline: bool, limiters) -> RunResult:
     model_name = s.model_name or backends["model"].display_name or s.model
     session = Session(out, backends, concurrency=s.concurrency, progress=s.progress, console=console, seed=s.seed,
                       retry=RetryPolicy(max_retries=s.max_retries, max_retry_after_s=s.max_retry_after),
-                      offline=offline)
+                      offline=offline, limiters=limiters)
     engine, store = session.engine, session.store
     judge = s.judge_model or bench.judge_spec()
     manifest: dict[str, Any] = {
@@ -128,7 +141,7 @@ def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples, n_loa
 
     t0 = time.time()
     try:
-        records = asyncio.run(_main())
+        records = await _main()
     finally:
         manifest["wall_s"] = round(time.time() - t0, 3)
         write_json(out / MANIFEST, manifest)

@@ -53,16 +53,18 @@ class Session:
         backends: ``{"model": ..., "judge": ...}``.
         concurrency: requests in flight at most (>= 1); retry: the retry policy;
         progress: show the progress display; console: where it goes; seed: the engine's jitter seed;
-        offline: send nothing (requests without a stored reply come back as errors).
+        offline: send nothing (requests without a stored reply come back as errors);
+        limiters: role -> asyncio.Semaphore shared with other sessions on the same endpoint.
     """
 
     def __init__(self, store_dir: str | Path, backends: dict[str, Backend], *, concurrency: int = 8,
                  retry: RetryPolicy | None = None, progress: bool = True, console: Console | None = None,
-                 seed: int = 0, offline: bool = False):
+                 seed: int = 0, offline: bool = False, limiters=None):
         self.store = RunStore(store_dir)
         self.backends = backends
         self.engine = Engine(backends, self.store, concurrency=concurrency, retry=retry, progress=progress,
-                             console=console, seed=seed, offline=offline)
+                             console=console, seed=seed, offline=offline,
+                             limiters=limiters)
 
     async def generate(self, requests: Sequence[Request], label: str = "requests") -> dict[str, StoredResponse]:
         """Send what is not stored yet; ``{request.id: StoredResponse}`` for all (see :meth:`Engine.run`)."""

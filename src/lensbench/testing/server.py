@@ -78,6 +78,8 @@ class FakeOpenAIServer:
         self._runner: web.AppRunner | None = None
         self._ready = threading.Event()
         self.keep_bodies = True
+        self.inflight = 0
+        self.peak_inflight = 0  # most requests in progress at once
         self.hold_after = hold_after
         self._released: asyncio.Event | None = None
 
@@ -103,6 +105,14 @@ class FakeOpenAIServer:
         return web.json_response({"object": "list", "data": [{"id": "fake", "object": "model"}]})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
+        self.inflight += 1
+        self.peak_inflight = max(self.peak_inflight, self.inflight)
+        try:
+            return await self._chat_inner(request)
+        finally:
+            self.inflight -= 1
+
+    async def _chat_inner(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         key = content_key(body)
         with self._lock:

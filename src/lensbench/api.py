@@ -1,0 +1,79 @@
+"""The Python API for notebooks and scripts: the same runs and run folders as the CLI.
+
+    import lensbench
+    result = lensbench.run("rgb-th-bench", model="openai:Qwen/Qwen2.5-VL-7B-Instruct",
+                           base_url=["http://gpu1:8000/v1"], out="runs/qwen7b")
+    result.metrics["QAcc"]["Overall"]
+    run = lensbench.load_run("runs/qwen7b")
+    [r for r in run.records if r.outcome == "unparseable"]
+
+Both raise :class:`lensbench.core.errors.LensbenchError` subclasses where the CLI prints
+``error: ...`` (bad input, a folder in use, a damaged store ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lensbench.benchmarks.registry import get_benchmark
+from lensbench.core.errors import ConfigError
+from lensbench.core.records import SampleRecord
+from lensbench.core.results import RunResult
+from lensbench.runtime.folder import iter_samples, read_manifest
+from lensbench.runtime.rebuild import load_or_rebuild
+from lensbench.runtime.runner import run_benchmark
+from lensbench.runtime.settings import RunSettings
+
+__all__ = ["run", "load_run", "Run"]
+
+
+def run(benchmark: str, *, model: str, out: str | Path, data_dir: str | Path | None = None,
+        progress: bool = False, **settings: Any) -> RunResult:
+    """Run ``benchmark`` (CLI name, e.g. ``"if-bench"``) on ``model`` (a backend spec) into ``out``.
+
+    ``settings`` are the ``lensbench run`` flags as keyword arguments, the shared ones
+    (``base_url=[...]``, ``judge_model``, ``concurrency``, ``limit``, ``seed``, ``temperature`` ...)
+    and the benchmark's own (e.g. ``input="if+rgb"`` for IF-Bench); ``data_dir`` defaults to the
+    data home (``lensbench data download``). An existing ``out`` of the same benchmark and model is
+    resumed. Raises ConfigError naming an unknown keyword or a bad value.
+    """
+    cls = get_benchmark(benchmark)
+    shared = {k: v for k, v in settings.items() if k in RunSettings.model_fields}
+    own = {k: v for k, v in settings.items() if k not in RunSettings.model_fields}
+    unknown = [k for k in own if k not in cls.Options.model_fields]
+    if unknown:
+        raise ConfigError(f"lensbench.run({benchmark!r}): unknown setting(s) {', '.join(unknown)}; known: "
+                          f"{', '.join(sorted(set(RunSettings.model_fields) | set(cls.Options.model_fields)))}")
+    try:
+        s = RunSettings(model=model, out=Path(out), data_dir=data_dir, progress=progress, **shared)
+        options = cls.Options(**own)
+    except ValueError as exc:
+        raise ConfigError(f"lensbench.run({benchmark!r}): {exc}") from None
+    return run_benchmark(cls(options), s)
+
+
+@dataclass
+class Run:
+    """A run folder read back: ``result`` (metrics, counts), ``manifest`` (run.json) and ``records``
+    (one :class:`SampleRecord` per scored unit, in order)."""
+
+    path: Path
+    result: RunResult
+    manifest: dict[str, Any] = field(default_factory=dict)
+    records: list[SampleRecord] = field(default_factory=list)
+
+    def table(self, fmt: str = "md", with_paper: bool = False) -> str:
+        """The benchmark's report tables for this run (as ``lensbench report``)."""
+        return get_benchmark(self.result.benchmark)(None).tables([self.result], fmt=fmt, with_paper=with_paper)
+
+
+def load_run(path: str | Path) -> Run:
+    """Read a run folder (``result.json`` is rebuilt from the store when missing).
+
+    Raises ConfigError when ``path`` is not a lensbench run folder.
+    """
+    p = Path(path)
+    result = load_or_rebuild(p)
+    return Run(path=p, result=result, manifest=read_manifest(p) or {}, records=list(iter_samples(p)))

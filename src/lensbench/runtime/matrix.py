@@ -1,0 +1,219 @@
+"""``lensbench eval CONFIG``: models x benchmarks x settings into one run root, resumable as a whole.
+
+A config (TOML or YAML) names models (backend spec, endpoints, the NAME of the key's environment
+variable, a concurrency budget shared by every cell on that model's endpoints) and benchmarks
+(data folder, shared run flags, and variants: e.g. IF-Bench's five GenViP input configurations or
+IV-Bench frame counts). Every (model, benchmark, variant) cell is one ordinary run folder
+``<out>/<model>/<benchmark>[--<variant>]``, so re-running the same config resumes every cell and
+``lensbench report``/``view`` read them like any run. Secrets are never in the file: a key-like
+field is refused, naming it.
+
+Example (TOML)::
+
+    out = "runs/matrix"
+    [[model]]
+    name = "qwen2.5-vl-7b"
+    spec = "openai:Qwen/Qwen2.5-VL-7B-Instruct"
+    base_url = ["http://gpu1:8000/v1"]
+    concurrency = 64
+    [[benchmark]]
+    name = "if-bench"
+    judge_model = "openai:Qwen/Qwen3-8B"
+    [[benchmark.variant]]
+    label = "IF+RGB"
+    options = { input = "if+rgb" }
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
+from lensbench.core.errors import ConfigError, LensbenchError
+from lensbench.core.results import RunResult
+from lensbench.runtime.runner import arun_benchmark
+from lensbench.runtime.settings import RunSettings
+
+__all__ = ["MatrixConfig", "Cell", "load_config", "expand_cells", "run_matrix"]
+
+_SECRET = re.compile(r"(^|_)(api_?key|key|token|secret|password)$", re.IGNORECASE)
+
+
+def _no_secrets(d: Any, where: str) -> None:
+    if isinstance(d, dict):
+        for k, v in d.items():
+            if _SECRET.search(str(k)) and not str(k).endswith("_env"):
+                raise ConfigError(f"{where}.{k}: secrets never go in the config file; put the key in an environment "
+                                  "variable and name it with api_key_env")
+            _no_secrets(v, f"{where}.{k}")
+    elif isinstance(d, list):
+        for i, v in enumerate(d):
+            _no_secrets(v, f"{where}[{i}]")
+
+
+class ModelEntry(BaseModel):
+    """One model: ``name`` (folder and report name), ``spec`` (``--model``), endpoints, key variable NAME,
+    ``concurrency`` (requests in flight on its endpoints, shared by all its cells), other run flags."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=r"^[A-Za-z0-9._+-]+$")
+    spec: str
+    base_url: list[str] = Field(default_factory=list)
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = Field(default=16, ge=1)
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+class Variant(BaseModel):
+    """One setting of a benchmark: ``label`` (folder suffix, report tag) and its ``options`` / run flags."""
+
+    model_config = ConfigDict(extra="forbid")
+    label: str = Field(pattern=r"^[A-Za-z0-9._+=-]+$")
+    options: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+class BenchmarkEntry(BaseModel):
+    """One benchmark: CLI ``name``, ``data_dir`` (default: the data home), shared ``options``, run flags
+    (``judge_model``, ``limit`` ...) in ``settings`` or as keys, and ``variant`` list (default: one cell)."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str
+    data_dir: Path | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    variant: list[Variant] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _known(self):
+        if self.name not in BENCHMARKS:
+            raise ValueError(f"unknown benchmark {self.name!r}; known: {', '.join(sorted(BENCHMARKS))}")
+        return self
+
+
+class MatrixConfig(BaseModel):
+    """The whole config: ``out`` (run root), ``model`` list, ``benchmark`` list, ``settings`` for every cell."""
+
+    model_config = ConfigDict(extra="forbid")
+    out: Path
+    model: list[ModelEntry] = Field(min_length=1)
+    benchmark: list[BenchmarkEntry] = Field(min_length=1)
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+class Cell(BaseModel):
+    """One run of the matrix: its folder, benchmark name, options and run settings."""
+
+    model: str
+    benchmark: str
+    variant: str | None
+    out: Path
+    options: dict[str, Any]
+    settings: RunSettings
+
+
+def load_config(path: str | Path) -> MatrixConfig:
+    """Read and validate a TOML (``.toml``) or YAML (``.yaml``/``.yml``) config.
+
+    Raises ConfigError naming the file and the key at fault.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{p}: config file not found")
+    text = p.read_text(encoding="utf-8")
+    try:
+        if p.suffix == ".toml":
+            try:
+                import tomllib
+            except ModuleNotFoundError:  # Python 3.10
+                import tomli as tomllib
+
+            doc = tomllib.loads(text)
+        elif p.suffix in (".yaml", ".yml"):
+            from lensbench.core.extras import require
+
+            doc = require("yaml", "yaml").safe_load(text)
+        else:
+            raise ConfigError(f"{p}: config must be .toml, .yaml or .yml")
+    except (ValueError, ImportError) as exc:
+        raise ConfigError(f"{p}: not valid {p.suffix[1:].upper()}: {exc}") from None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{p}: the config must be a table / mapping")
+    _no_secrets(doc, p.name)
+    try:
+        cfg = MatrixConfig(**doc)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        loc = ".".join(str(x) for x in e["loc"])
+        raise ConfigError(f"{p}: {loc}: {e['msg']}") from None
+    if not cfg.out.is_absolute():
+        cfg.out = (p.parent / cfg.out).resolve()
+    for b in cfg.benchmark:
+        if b.data_dir is not None and not b.data_dir.is_absolute():
+            b.data_dir = (p.parent / b.data_dir).resolve()
+    return cfg
+
+
+def expand_cells(cfg: MatrixConfig) -> list[Cell]:
+    """Every (model, benchmark, variant) cell with its validated settings, in config order.
+
+    Raises ConfigError naming the model/benchmark/variant whose flags or options are invalid.
+    """
+    cells = []
+    for m in cfg.model:
+        for b in cfg.benchmark:
+            cls = get_benchmark(b.name)
+            flat = {k: v for k, v in (b.model_extra or {}).items()}
+            for v in b.variant or [None]:
+                where = f"model {m.name} x benchmark {b.name}" + (f" x variant {v.label}" if v else "")
+                options = {**b.options, **(v.options if v else {})}
+                raw = {**cfg.settings, **m.settings, **b.settings, **flat, **(v.settings if v else {})}
+                folder = cfg.out / m.name / (b.name + (f"--{v.label}" if v else ""))
+                try:
+                    cls.Options(**options)
+                    fixed = {"model": m.spec, "base_url": m.base_url, "api_key_env": m.api_key_env, "out": folder,
+                             "data_dir": b.data_dir, "progress": False}
+                    clash = sorted(set(raw) & set(fixed))
+                    if clash:
+                        raise ConfigError(f"{where}: {', '.join(clash)} is set by the matrix (model entry / run root), "
+                                          "not in settings")
+                    s = RunSettings(**{"concurrency": m.concurrency, "model_name": m.name, **raw, **fixed})
+                except ValidationError as exc:
+                    e = exc.errors()[0]
+                    raise ConfigError(f"{where}: {'.'.join(map(str, e['loc']))}: {e['msg']}") from None
+                cells.append(Cell(model=m.name, benchmark=b.name, variant=v.label if v else None, out=folder,
+                                  options=options, settings=s))
+    return cells
+
+
+async def _run_cells(cells: list[Cell], budgets: dict[str, int], console) -> list[tuple[Cell, RunResult | str]]:
+    limiters = {name: asyncio.Semaphore(n) for name, n in budgets.items()}
+
+    async def one(c: Cell):
+        cls = get_benchmark(c.benchmark)
+        try:
+            res = await arun_benchmark(cls(cls.Options(**c.options)), c.settings, console=console,
+                                       limiters={"model": limiters[c.model]})
+        except LensbenchError as exc:
+            return c, str(exc)
+        if console is not None:
+            state = "complete" if res.complete else f"incomplete ({res.counts.get('n_error', 0)} errors)"
+            console.print(f"{c.out}: {state}", highlight=False, markup=False)
+        return c, res
+
+    return list(await asyncio.gather(*(one(c) for c in cells)))
+
+
+def run_matrix(cfg: MatrixConfig, console=None) -> list[tuple[Cell, RunResult | str]]:
+    """Run every cell concurrently in one event loop, each model's cells sharing its concurrency budget.
+
+    A failing cell (bad data, endpoint down ...) does not stop the others: its entry is the error
+    message. Returns ``[(cell, RunResult | error message)]`` in cell order.
+    """
+    cells = expand_cells(cfg)
+    return asyncio.run(_run_cells(cells, {m.name: m.concurrency for m in cfg.model}, console))
