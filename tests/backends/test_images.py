@@ -14,6 +14,7 @@ from lensbench.backends.images.base import (ImageBackendError, OpenAIImagesClien
 from lensbench.backends.images.editors import EditError, make_editor
 from lensbench.backends.images.generators import GenerationError, make_generator
 from lensbench.core.errors import ConfigError
+from lensbench.core.extras import MissingExtraError
 
 
 def _png(colour=(10, 20, 30), size=(8, 8)) -> bytes:
@@ -96,5 +97,5 @@ def test_specs_and_missing_extras(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="not a folder"):
         make_generator(f"folder:{tmp_path / 'none'}")
     monkeypatch.setitem(__import__("sys").modules, "diffusers", None)  # as if not installed
-    with pytest.raises(ConfigError, match="lensbench\\[torch\\]"):
+    with pytest.raises(MissingExtraError, match=r"pip install 'lensbench\["):
         load_diffusers_pipeline("some/model", kind="DiffusionPipeline", label="--editor diffusers:some/model")
