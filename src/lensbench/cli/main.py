@@ -20,6 +20,7 @@ from lensbench.backends.providers import PROVIDERS
 from lensbench.benchmarks.registry import all_benchmarks, get_benchmark
 from lensbench.cli.runcmd import REPORT_FORMATS, make_run_command, print_report
 from lensbench.cli.evalcmd import register as register_eval
+from lensbench.cli.helpfmt import install as install_help_format
 from lensbench.cli.tools import mount_tools
 from lensbench.cli.view import register as register_view
 from lensbench.core.console import err_console, fail, guard
@@ -36,6 +37,7 @@ out_console = Console()
 
 
 def _register_all() -> None:
+    install_help_format()
     register_view(app)
     register_eval(app)
     for name, cls in sorted(all_benchmarks().items()):
