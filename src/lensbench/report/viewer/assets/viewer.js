@@ -297,6 +297,8 @@
     var frag = document.createDocumentFragment();
     its.slice(st.page * PAGE, (st.page + 1) * PAGE).forEach(function (g) { frag.appendChild(st.group ? groupCard(g) : card(g[0], false)); });
     list.appendChild(frag);
+    var first = list.querySelector('h3 code');
+    if (first && !document.querySelector('[elementtiming]')) first.setAttribute('elementtiming', 'first-sample');  /* paint timing */
     list.setAttribute('data-count', String(idx.length));
     pager('pager-top', its.length, pages); pager('pager-bottom', its.length, pages);
   }
@@ -367,5 +369,6 @@
     lateTabs();
   });
   if (location.hash === '#samples' || location.hash === '#compare' || location.hash === '#plots') showTab(location.hash.slice(1));
+  document.body.setAttribute('data-start', String(Math.round(t0)));  /* ms since navigation start */
   document.body.setAttribute('data-ready', String(Math.round(performance.now() - t0)));
 })();
