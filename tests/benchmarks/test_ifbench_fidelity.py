@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ifbench_fixture import fake_ctx, question, shown_options, write_bench  # noqa: E402
+from ifbench_fixture import fake_ctx, write_bench  # noqa: E402
 
 from lensbench.benchmarks.ifbench.benchmark import IFBench  # noqa: E402
 from lensbench.benchmarks.ifbench.parse import (official_parser_verdict, parse_parser_reply,  # noqa: E402
