@@ -16,6 +16,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.console import Console
 
+from lensbench.core.errors import LensbenchError
 from lensbench.report.runs import LoadedRun, load_run
 
 __all__ = ["register", "leaderboard_report", "view", "compare", "benchmark_tables_html", "write_viewer"]
@@ -74,7 +75,7 @@ def _comparisons(runs: Sequence[LoadedRun], n_resamples: int, seed: int) -> list
         a = first[r.benchmark]
         try:
             cmp = compare_runs(runs[a], r, n_resamples=n_resamples, seed=seed)
-        except ValueError as exc:
+        except (ValueError, LensbenchError) as exc:
             console.print(f"[yellow]no comparison of {runs[a].path} and {r.path}: {exc}[/]", highlight=False)
             continue
         out.append({**cmp.to_json(), "ia": a, "ib": i})
@@ -156,7 +157,7 @@ def compare(
     try:
         cmp = compare_runs(a, b, n_resamples=resamples, seed=seed)
         text = render_comparison(cmp, format)
-    except ValueError as exc:
+    except (ValueError, LensbenchError) as exc:
         console.print(f"[bold red]error:[/] {exc}", highlight=False)
         raise typer.Exit(2) from None
     sys.stdout.write(text)

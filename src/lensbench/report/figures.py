@@ -16,10 +16,10 @@ import io
 from collections import defaultdict
 from collections.abc import Sequence
 
+from lensbench.core.extras import require
 from lensbench.report.runs import LoadedRun
 from lensbench.scoring.metrics import correlation
 from lensbench.scoring.units import label
-from lensbench.core.extras import require
 
 __all__ = ["make_figures", "dimension_bars", "skill_heatmaps", "sweep_curve", "gobench_scatter", "iou_histograms"]
 

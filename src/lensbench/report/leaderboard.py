@@ -18,6 +18,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from lensbench.core.extras import MissingExtraError
 from lensbench.report.runs import LoadedRun
 from lensbench.report.tables import fmt_value, render_table
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, bootstrap_ci
@@ -93,8 +94,12 @@ def _run_cells(run: LoadedRun, n_resamples: int, seed: int, all_categories: bool
                 if mine is None or abs(mine - v) > 1e-6 * max(1.0, abs(v)):
                     cell.note = f"records give {fmt_value(mine)}, result.json {fmt_value(v)}: no CI"
                 else:
-                    ci = bootstrap_ci(t, tcat, n_resamples=n_resamples, seed=seed)
-                    cell.ci_low, cell.ci_high, cell.n = ci.low, ci.high, ci.n
+                    try:
+                        ci = bootstrap_ci(t, tcat, n_resamples=n_resamples, seed=seed)
+                    except MissingExtraError as exc:  # no scipy: values without CIs
+                        cell.note, cell.n = str(exc), len(t.units)
+                    else:
+                        cell.ci_low, cell.ci_high, cell.n = ci.low, ci.high, ci.n
             cells.append(cell)
     if not HEADLINES.get(bench):
         note = f"unknown benchmark {bench!r}"

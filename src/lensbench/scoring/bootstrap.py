@@ -17,6 +17,9 @@ own: a stratified bootstrap). Paired comparisons of two runs on the same units u
 resampled indices for both runs (CI of the difference) and ``scipy.stats.permutation_test``
 with ``permutation_type="samples"`` (A/B swapped within each unit) for the p-value.
 
+scipy is the ``stats`` extra: without it these functions raise
+:class:`lensbench.core.extras.MissingExtraError` (one line with the install hint).
+
 Seeds: ``numpy.random.default_rng(seed)`` is passed to scipy as ``rng``; the seed, the number of
 resamples and the method are returned with every interval so a report can record them.
 """
