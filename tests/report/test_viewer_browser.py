@@ -108,7 +108,7 @@ def test_images_and_boxes_render(page):
 def test_ifbench_groups_rotations_and_languages(page):
     page.click("#tabs button[data-tab=samples]")
     page.select_option("#f-bench", "if-bench")
-    assert page.input_value("#f-group") == "question_id"
+    assert page.input_value("#f-group") == "qid"
     first = page.locator(".card.group").first
     assert first.locator(".mini.sample").count() == 8  # 4 rotations x 2 languages
 

@@ -81,7 +81,7 @@ def test_ifbench_question_is_the_unit_and_avg_is_mean_of_language_means():
         for rot, ok in enumerate(oks):
             recs.append(SampleRecord(benchmark="if-bench", sample_id=f"{q}/{lang}/{rot}",
                                      outcome="correct" if ok else "wrong",
-                                     labels={"question_id": q, "dimension": dims[q], "language": lang, "rotation": rot}))
+                                     labels={"qid": q, "dimension": dims[q], "language": lang, "rotation": rot}))
     t = unit_tables("if-bench", recs)["Score"]
     assert sorted(t.units) == ["q1", "q2", "q3"]
     en = ((0.75 + 0.0) / 2 + 0.5) / 2  # OCR mean over q1,q2; Shape q3; Avg = mean of dims

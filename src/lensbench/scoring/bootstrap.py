@@ -120,7 +120,8 @@ def _stat(num: np.ndarray, den: np.ndarray, groups: np.ndarray, cols: Sequence[i
 class Interval:
     """A point estimate with its bootstrap confidence interval (metric units, e.g. percent).
 
-    ``low``/``high`` are None when fewer than 2 units count; ``n`` = units; ``seed``,
+    ``low``/``high`` are None when fewer than 2 units count; ``n`` = units counting in the
+    category; ``seed``,
     ``n_resamples``, ``method`` and ``level`` record how the interval was drawn.
     """
 
@@ -177,7 +178,7 @@ def bootstrap_ci(table: UnitTable, category: str | None = None, *, n_resamples: 
 
     cols = table.categories[category or table.headline]
     value = table.value(category)
-    n = len(table.units)
+    n = int((table.den[:, cols].sum(axis=1) > 0).sum())  # units that count in this category
     if value is None or n < 2:
         return Interval(value, None, None, n, seed, n_resamples, method, level)
     data, fixed = _split_strata(table)

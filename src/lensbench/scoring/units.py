@@ -37,7 +37,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "scene": ("scene", "scene_key", "unit_scene"),
     "skill": ("abbrev", "skill_abbrev", "skill"),
     "extra_skill": ("extra_skill", "extra"),
-    "question": ("question_id", "qid", "question"),
+    "question": ("qid", "question_id", "question"),
     "dimension": ("dimension", "abbrev", "dim"),
     "language": ("language", "lang"),
     "video": ("video_id", "video"),
@@ -95,11 +95,25 @@ def _index(values: list[Any]) -> dict[Any, int]:
     return out
 
 
+def _group_cats(recs: Sequence[SampleRecord], key: str, columns: list[str], name) -> dict[str, list[int]]:
+    """Categories from the ``group`` label: ``name(group) -> [column indices]`` (RGB-Th-Bench
+    RGB-Txt / RGB-Th-Txt; IV-Bench P-Avg / R-Avg)."""
+    col = {c: i for i, c in enumerate(columns)}
+    out: dict[str, list[int]] = {}
+    for r in recs:
+        g = r.labels.get("group")
+        c = str(label(r, key))
+        if g is not None and c in col and col[c] not in out.setdefault(name(g), []):
+            out[name(g)].append(col[c])
+    return out
+
+
 def _rgbth(records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
     recs = [r for r in records if label(r, "extra_skill", False) is not True]
     skills = list(_index([str(label(r, "skill")) for r in recs]))
     sk = {s: i for i, s in enumerate(skills)}
-    cats = {"Overall": list(range(len(skills))), **{s: [i] for i, s in enumerate(skills)}}
+    cats = {"Overall": list(range(len(skills))), **_group_cats(recs, "skill", skills, str),
+            **{s: [i] for i, s in enumerate(skills)}}
     by_unit: dict[tuple[str, str], list[SampleRecord]] = defaultdict(list)
     for r in recs:
         by_unit[(str(label(r, "scene")), str(label(r, "skill")))].append(r)
@@ -158,7 +172,8 @@ def _ivbench(records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
         c = cells[(ui[str(label(r, "video", r.sample_id))], ti[str(label(r, "task"))])]
         c[0] += _hit(r)
         c[1] += 1.0
-    cats = {"Overall": list(range(len(tasks))), **{t: [i] for i, t in enumerate(tasks)}}
+    cats = {"Overall": list(range(len(tasks))), **_group_cats(recs, "task", tasks, lambda g: f"{str(g)[:1].upper()}-Avg"),
+            **{t: [i] for i, t in enumerate(tasks)}}
     return {"accuracy": _table("accuracy", units, tasks, dict(cells), [0] * len(tasks), "micro", cats)}
 
 

@@ -117,7 +117,7 @@ def _ifbench(n: int, rng: random.Random, acc: float, media: Path, p_err: float) 
                 text = f"[{lang}] Question {q} about {dim}? Options rotated {rot}:\nA. a\nB. b\nC. c\nD. d"
                 out.append(_rec("if-bench", f"q{q}/{lang}/rot{rot}", [img, {"type": "text", "text": text}], o,
                                 answer=ans, target=target, reply=f"The answer is {ans}",
-                                labels={"question_id": f"q{q}", "dimension": dim, "language": lang, "rotation": rot},
+                                labels={"qid": f"q{q}", "dimension": dim, "language": lang, "rotation": rot},
                                 extra={"options": ["a", "b", "c", "d"]},
                                 judge=[{"kind": "parser", "request_id": f"parse/q{q}/{lang}/{rot}",
                                         "reply": ans, "verdict": ans}] if o == "unparseable" else []))

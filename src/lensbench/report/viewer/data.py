@@ -20,7 +20,7 @@ __all__ = ["build_payload", "DEFAULT_GROUP"]
 
 #: the label a benchmark's samples are grouped by in the browser by default (IF-Bench: a
 #: question's 4 rotations x 2 languages together).
-DEFAULT_GROUP = {"if-bench": "question_id"}
+DEFAULT_GROUP = {"if-bench": ["qid", "question_id"]}
 
 
 def _messages(rec, images: ImageRegistry, frames: dict[str, Path]) -> list[Any]:

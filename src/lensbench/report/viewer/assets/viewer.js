@@ -238,7 +238,7 @@
       e.addEventListener('change', function () { if (e.value) st.labels[k] = e.value; else delete st.labels[k]; st.page = 0; renderList(); });
       box.appendChild(h('label', null, k + ' ', e));
     });
-    var dflt = st.bench && D.groupDefault[st.bench];
+    var dflt = st.bench && (D.groupDefault[st.bench] || []).filter(function (k) { return keys.indexOf(k) >= 0; })[0];
     if (st.group === null || st.group === undefined) st.group = '';
     sel('f-group', [['', 'none']].concat(keys.map(function (k) { return [k, k]; })), st.group || '');
     if (dflt && !st.groupTouched && keys.indexOf(dflt) >= 0) { st.group = dflt; document.getElementById('f-group').value = dflt; }
