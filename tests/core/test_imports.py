@@ -91,3 +91,13 @@ def test_rgbth_report_path_needs_no_scipy():
     thr, srcc = r.stdout.split()
     assert float(thr) == 100 * 35 / 406  # k = 35 (exact tail sums in tests/scoring/test_metrics_pure.py)
     assert float(srcc) == 0.8  # ranks 1,2,3,4 vs 1,3,2,4: 1 - 6*2/(4*15)
+
+
+def test_tool_group_prints_hint_literally(tmp_path):
+    """A tool group's own error printer keeps the brackets too (GOBench summary needs krippendorff)."""
+    ratings = tmp_path / "r.csv"
+    ratings.write_text("rater,image,reality,aesthetics,instruction\nA,x.png,5,4,3\nB,x.png,4,4,3\n")
+    r = _cli("gobench", "summary", "--ratings", str(ratings))
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert r.returncode == 2 and len(lines) == 1, r.stdout + r.stderr
+    assert lines[0].endswith("needs the Python module 'krippendorff': pip install 'lensbench[gobench]'")

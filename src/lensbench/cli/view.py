@@ -15,6 +15,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from lensbench.core.errors import LensbenchError
 from lensbench.report.runs import LoadedRun, load_run
@@ -158,7 +159,7 @@ def compare(
         cmp = compare_runs(a, b, n_resamples=resamples, seed=seed)
         text = render_comparison(cmp, format)
     except (ValueError, LensbenchError) as exc:
-        console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     sys.stdout.write(text)
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from lensbench.core.errors import LensbenchError
+from lensbench.core.errors import ConfigError
 
 __all__ = ["EXTRAS", "MissingExtraError", "require", "install_hint"]
 
@@ -48,9 +48,10 @@ EXTRAS: dict[str, str] = {
 }
 
 
-class MissingExtraError(LensbenchError):
+class MissingExtraError(ConfigError):
     """An optional module is not installed. ``module`` and ``extra`` name them; the message is
-    one line: ``<feature> needs <module>: pip install 'lensbench[<extra>]'``."""
+    one line: ``<feature> needs <module>: pip install 'lensbench[<extra>]'``. A ConfigError (an
+    environment problem, not bad data), so every command that reports ConfigError prints it."""
 
     def __init__(self, module: str, extra: str, feature: str | None = None, cause: str | None = None):
         self.module = module

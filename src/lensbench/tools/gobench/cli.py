@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from lensbench.core.errors import ConfigError, DataError
 
@@ -21,7 +22,7 @@ _console = Console(stderr=True)
 
 
 def _fail(msg: str) -> None:
-    _console.print(f"[bold red]error:[/] {msg}", highlight=False)
+    _console.print(f"[bold red]error:[/] {escape(str(msg))}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 
