@@ -11,7 +11,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from lensbench.core.errors import ConfigError
 from lensbench.core.types import Completion, Request
 
 __all__ = ["Backend", "BackendConfig"]
@@ -30,7 +29,7 @@ class BackendConfig(BaseModel):
     base_urls: list[str] = Field(default_factory=list)
     api_key_env: str = "OPENAI_API_KEY"
     timeout_s: float = Field(default=120.0, gt=0)
-    image_format: str = "jpeg"
+    image_format: str = "auto"
     image_max_side: int | None = None
     replay_model: str | None = None
     seed: int = 0
@@ -52,6 +51,13 @@ class Backend(ABC):
     @abstractmethod
     async def generate(self, request: Request) -> Completion:
         """Send one request. Raises TransportError on failure (never returns an error as text)."""
+
+    def prefetch(self, request: Request) -> None:
+        """Start preparing ``request``'s media ahead of sending it (default: nothing)."""
+
+    def media_summary(self) -> dict | None:
+        """What was done to the images sent (passed through / re-encoded), if the backend sends images."""
+        return None
 
     async def aclose(self) -> None:
         """Release connections (default: nothing)."""

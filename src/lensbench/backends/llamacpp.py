@@ -167,8 +167,8 @@ class LlamaCppBackend(Backend):
         self.path = self.path.resolve()
         self.config = config
         # the delegate carries the model name used in the body; the base URL is set on start
-        self._client = OpenAIChatBackend(self.path.stem, config.model_copy(update={"base_urls": ["http://127.0.0.1:0/v1"]}))
-        self.fingerprint = f"llamacpp:{identity}|img={self._client.encoder.fingerprint}"
+        self._client = OpenAIChatBackend(self.path.stem, config.model_copy(update={"base_urls": ["http://127.0.0.1/v1"]}))
+        self.fingerprint = f"llamacpp:{identity}|img={self._client.media.fingerprint}"
         self.display_name = self.path.stem
         self.base_url: str | None = None
         self.log_path: Path | None = None
@@ -244,7 +244,7 @@ class LlamaCppBackend(Backend):
                 await asyncio.to_thread(_stop_process, proc, 2.0)
                 self._fail(f"llama.cpp server for {self.path} not ready after {self.settings.startup_timeout_s:g} s")
             self.base_url = address.rstrip("/") + "/v1"
-            self._client.base_urls = [self.base_url]
+            self._client.set_base_urls([self.base_url])
             return self.base_url
 
     def _fail(self, message: str) -> None:

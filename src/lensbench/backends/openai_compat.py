@@ -25,7 +25,7 @@ import aiohttp
 
 from lensbench.core.errors import ConfigError, TransportError
 from lensbench.core.urls import check_url, redact_url, split_credentials
-from lensbench.media.images import ImageEncoder
+from lensbench.media.transport import MediaPrep
 from lensbench.core.types import Completion, ImagePart, Request, TextPart
 from lensbench.backends.base import Backend, BackendConfig
 
@@ -59,24 +59,28 @@ class OpenAIChatBackend(Backend):
         if not config.base_urls and not self.api_key:
             raise ConfigError(f"openai:{model} with no --base-url targets {DEFAULT_BASE_URL}, but ${config.api_key_env} "
                               "is not set: set it (or --api-key-env NAME), or give --base-url for your own server")
-        urls = [check_url(u) for u in (config.base_urls or [DEFAULT_BASE_URL])]
-        self.base_urls, self._auth = [], []
-        for u in urls:
-            plain, cred = split_credentials(u)
-            self.base_urls.append(plain)
-            # credentials in the URL become HTTP basic auth, unless a bearer key is set (then they are dropped)
-            self._auth.append(aiohttp.BasicAuth(*cred) if cred and not self.api_key else None)
-        self.shown_urls = [redact_url(u) for u in urls]
         self.api_key_env = config.api_key_env
-        self._rr = itertools.cycle(range(len(self.base_urls)))
-        self.encoder = ImageEncoder(config.image_format, config.image_max_side)
+        self.set_base_urls(config.base_urls or [DEFAULT_BASE_URL])
+        self.media = MediaPrep(config.image_format, config.image_max_side)
         self.timeout_s = config.timeout_s
-        self.fingerprint = f"openai:{model}|img={self.encoder.fingerprint}"
+        self.fingerprint = f"openai:{model}|img={self.media.fingerprint}"
         self.display_name = model
         self._headers = {"Content-Type": "application/json"}
         if self.api_key:
             self._headers["Authorization"] = f"Bearer {self.api_key}"
         self._session: aiohttp.ClientSession | None = None
+
+    def set_base_urls(self, urls: list[str]) -> None:
+        """Validate and use ``urls`` (credentials in a URL become HTTP basic auth unless a bearer key is set;
+        they are never shown: :attr:`shown_urls` is redacted). Raises ConfigError for a bad URL."""
+        urls = [check_url(u) for u in urls]
+        self.base_urls, self._auth = [], []
+        for u in urls:
+            plain, cred = split_credentials(u)
+            self.base_urls.append(plain)
+            self._auth.append(aiohttp.BasicAuth(*cred) if cred and not self.api_key else None)
+        self.shown_urls = [redact_url(u) for u in urls]
+        self._rr = itertools.cycle(range(len(self.base_urls)))
 
     def describe(self) -> str:
         """Where requests go and which key variable is used (no secrets): for the start-up line."""
@@ -90,37 +94,70 @@ class OpenAIChatBackend(Backend):
                 connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300))
         return self._session
 
-    def body(self, request: Request) -> dict:
-        """The JSON body for ``request`` (messages with data-URL images, params, extra_body merged)."""
-        messages = []
+    def prefetch(self, request: Request) -> None:
+        """Start preparing the request's images in the media pool (the engine calls this ahead of need)."""
         for m in request.messages:
-            content = []
             for p in m.parts:
-                if isinstance(p, TextPart):
-                    content.append({"type": "text", "text": p.text})
-                elif isinstance(p, ImagePart):
-                    content.append({"type": "image_url", "image_url": {"url": self.encoder.data_url(p.path, p.sha256)}})
-            if all(c["type"] == "text" for c in content) and m.role != "user":
-                messages.append({"role": m.role, "content": "\n".join(c["text"] for c in content)})
-            else:
-                messages.append({"role": m.role, "content": content})
-        body: dict = {"model": self.model, "messages": messages}
+                if isinstance(p, ImagePart):
+                    self.media.prefetch(p.path, p.sha256)
+
+    def _head(self, request: Request) -> bytes:
+        body: dict = {"model": self.model}
         p = request.params
         for name in ("temperature", "top_p", "max_tokens", "seed"):
             v = getattr(p, name)
             if v is not None:
                 body[name] = v
         body.update(p.extra_body)
-        return body
+        return json.dumps(body).encode()
+
+    @staticmethod
+    def _message(role: str, parts: list[bytes], texts: list[str] | None) -> bytes:
+        if texts is not None and role != "user":  # text-only non-user messages: plain string content
+            return json.dumps({"role": role, "content": "\n".join(texts)}).encode()
+        return b'{"role":' + json.dumps(role).encode() + b',"content":[' + b",".join(parts) + b"]}"
+
+    async def body_bytes(self, request: Request) -> bytes:
+        """The JSON body (bytes) for ``request``: messages joined from cached content-part fragments
+        (images as data URLs, in protocol order), then the model, params and ``extra_body``."""
+        msgs = []
+        for m in request.messages:
+            parts, texts = [], []
+            for p in m.parts:
+                if isinstance(p, TextPart):
+                    parts.append(json.dumps({"type": "text", "text": p.text}).encode())
+                    if texts is not None:
+                        texts.append(p.text)
+                else:
+                    parts.append(await self.media.fragment(p.path, p.sha256))
+                    texts = None
+            msgs.append(self._message(m.role, parts, texts))
+        return b'{"messages":[' + b",".join(msgs) + b"]," + self._head(request)[1:]
+
+    def body(self, request: Request) -> dict:
+        """The JSON body for ``request`` as a dict (tests, debugging; the transport sends :meth:`body_bytes`)."""
+        msgs = []
+        for m in request.messages:
+            parts, texts = [], []
+            for p in m.parts:
+                if isinstance(p, TextPart):
+                    parts.append(json.dumps({"type": "text", "text": p.text}).encode())
+                    if texts is not None:
+                        texts.append(p.text)
+                else:
+                    parts.append(self.media.fragment_sync(p.path, p.sha256))
+                    texts = None
+            msgs.append(self._message(m.role, parts, texts))
+        return json.loads(b'{"messages":[' + b",".join(msgs) + b"]," + self._head(request)[1:])
 
     async def generate(self, request: Request) -> Completion:
         """POST ``/chat/completions``; see the module docstring for the failure mapping."""
         i = next(self._rr)
         url = self.base_urls[i] + "/chat/completions"
         shown = self.shown_urls[i]
-        body = self.body(request)
+        body = await self.body_bytes(request)
         try:
-            async with self._get_session().post(url, data=json.dumps(body), auth=self._auth[i]) as r:
+            async with self._get_session().post(url, data=body, auth=self._auth[i]) as r:
                 status = r.status
                 raw = await r.read()
                 retry_after = r.headers.get("Retry-After")
@@ -133,10 +170,15 @@ class OpenAIChatBackend(Backend):
             raise TransportError(f"connection failed at {shown}: {type(exc).__name__}: {exc}", url=shown) from None
         return parse_chat_reply(status, raw.decode("utf-8", "replace"), retry_after, shown)
 
+    def media_summary(self) -> dict:
+        """Which images were passed through and which re-encoded (for the run manifest)."""
+        return self.media.summary()
+
     async def aclose(self) -> None:
-        """Close the HTTP session."""
+        """Close the HTTP session and the media pool."""
         if self._session is not None:
             await self._session.close()
+        self.media.close()
 
 
 def parse_chat_reply(status: int, text_body: str, retry_after: str | None, url: str) -> Completion:

@@ -157,13 +157,19 @@ class Engine:
         return {rid: final[k] for rid, k in keys.items() if k in final}
 
     async def _send_all(self, todo, label, n_cached, total, lab) -> None:
-        it = iter(todo)
+        it = iter(enumerate(todo))
         self._progress.start(label, total, n_cached)
         errors = 0
+        window = max(16, 2 * self.concurrency)  # media prepared this many requests ahead of need
+        for _k, r in todo[:window]:
+            self.backends[r.role].prefetch(r)
 
         async def worker():
             nonlocal errors
-            for key, req in it:
+            for i, (key, req) in it:
+                if i + window < len(todo):
+                    ahead = todo[i + window][1]
+                    self.backends[ahead.role].prefetch(ahead)
                 resp = await self._send_one(key, req)
                 lab["sent"] += 1
                 self.store.put(resp, role=req.role, request_json=request_json(req))

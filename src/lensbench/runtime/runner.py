@@ -138,6 +138,9 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
             finally:
                 manifest["store_counts"] = store.counts()
                 manifest["engine"] = vars(engine.stats) | {"by_label": engine.stats.by_label}
+                media = backends["model"].media_summary()
+                if media is not None:
+                    manifest["media"] = media
 
     t0 = time.time()
     try:

@@ -40,7 +40,9 @@ class RunSettings(BaseModel):
     top_p: float | None = Field(default=None, gt=0, le=1, description="nucleus sampling top-p")
     thinking: bool | None = Field(default=None, description="set chat_template_kwargs.enable_thinking on servers that take it")
     extra_body: str | None = Field(default=None, description="JSON object merged into each request body")
-    image_format: Literal["jpeg", "png"] = Field(default="jpeg", description="image transport encoding")
+    image_format: Literal["auto", "jpeg", "png"] = Field(
+        default="auto", description="how images are sent: auto = the released file's own bytes (JPEG, PNG, WebP, "
+                                    "GIF; others and --image-max-side re-encode to JPEG); jpeg / png = always re-encode")
     image_max_side: int | None = Field(default=None, ge=16, description="downscale images to this longest side (px)")
     timeout_s: float = Field(default=120.0, gt=0, description="per-request timeout (s)")
     max_retries: int = Field(default=6, ge=0, description="retries of a failed call (timeouts, 429, 5xx, dropped)")
