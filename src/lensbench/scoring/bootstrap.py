@@ -200,7 +200,7 @@ class PairedResult:
     """Run A minus run B on the same units: ``diff`` with its bootstrap CI and permutation p-value.
 
     ``a``/``b``: each run's value on the shared units; ``p_value``: two-sided, A/B swapped
-    within units (exact when 2**n <= n_resamples); ``n``: shared units.
+    within units (exact when 2**n <= n_resamples); ``n``: shared units counting in the category.
     """
 
     category: str
@@ -231,7 +231,8 @@ def paired_difference(ta: UnitTable, tb: UnitTable, category: str | None = None,
     cat = category or ta.headline
     a, b = ta.subset(shared), _align_columns(tb.subset(shared), ta.columns)
     va, vb = a.value(cat), b.value(cat)
-    n = len(shared)
+    cols_ = a.categories[cat]
+    n = int(((a.den[:, cols_].sum(axis=1) > 0) | (b.den[:, cols_].sum(axis=1) > 0)).sum())
     diff = None if va is None or vb is None else va - vb
     if diff is None or n < 2:
         return PairedResult(cat, va, vb, diff, None, None, None, n, seed, n_resamples)

@@ -173,10 +173,13 @@ def _gobench(n: int, rng: random.Random, acc: float, media: Path, p_err: float) 
     for i in range(n):
         img = _img(media, f"go{i % 30}.png", 700 + i % 30)
         o = "error" if rng.random() < p_err else "scored"
-        scores = {} if o == "error" else {f"sps/{d}": round(min(1.0, max(0.0, rng.gauss(acc, 0.2))), 3)
-                                          for d in ("Authenticity", "Aesthetics", "Fidelity")}
+        dims = ("authenticity", "aesthetics", "fidelity")
+        human = {d: rng.randint(1, 5) for d in dims}
+        scores = {} if o == "error" else {f"sps_{d}": round(min(1.0, max(0.0, rng.gauss(acc, 0.2))), 3) for d in dims}
+        if o != "error":
+            scores.update({d: min(5, max(1, human[d] + rng.choice([-1, 0, 0, 1]))) for d in dims})
         out.append(_rec("gobench", f"img{i}", [img, {"type": "text", "text": "Rate this image."}], o,
-                        answer={"Authenticity": 3}, scores=scores, reply="Q1: Yes ...",
+                        answer={d: scores.get(d) for d in dims}, target=human, scores=scores, reply="Q1: Yes ...",
                         labels={"image_id": f"img{i}", "category": ["direct", "reflect", "refracted"][i % 3]}))
     return out
 

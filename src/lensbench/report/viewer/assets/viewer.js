@@ -179,10 +179,12 @@
     var s = full(i), run = R[S[i].r];
     if (!s) { pending = true; return h('div', { cls: (compact ? 'mini' : 'card') + ' pending', text: S[i].id + ': loading…' }); }
     var labels = Object.keys(s.l || {}).map(function (k) { return h('span', { cls: 'chip', text: k + ': ' + js(s.l[k]) }); });
-    var c = h('div', { cls: compact ? 'mini sample' : 'card sample', 'data-i': i, 'data-outcome': s.o },
+    var outer = h('div', { cls: compact ? 'mini sample' : 'card sample', 'data-i': i, 'data-outcome': s.o },
       h('h3', null, h('span', { cls: 'badge o-' + s.o, text: s.o }), h('code', { text: s.id }),
         h('span', { cls: 'run', text: run ? run.label + ' · ' + run.benchmark : '' })),
-      compact ? null : h('div', null, labels), media(s));
+      compact ? null : h('div', null, labels));
+    var c = h('div', { cls: 'text' }), md = media(s);
+    outer.appendChild(compact || !md ? h('div', null, md, c) : h('div', { cls: 'body' }, md, c));
     var p = promptText(s);
     if (compact) c.appendChild(h('details', null, h('summary', { text: 'prompt' }), h('pre', { cls: 'prompt', text: p })));
     else c.appendChild(h('pre', { cls: 'prompt', text: p }));
@@ -200,7 +202,7 @@
     var rest = {};
     Object.keys(x).forEach(function (k) { if (k !== 'options') rest[k] = x[k]; });
     if (Object.keys(rest).length) c.appendChild(h('details', null, h('summary', { text: 'extra' }), h('pre', { text: JSON.stringify(rest, null, 1) })));
-    return c;
+    return outer;
   }
 
   /* ---------------- filters */
