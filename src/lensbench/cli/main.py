@@ -24,6 +24,7 @@ from lensbench.cli.helpfmt import install as install_help_format
 from lensbench.cli.tools import mount_tools
 from lensbench.cli.view import register as register_view
 from lensbench.core.console import err_console, fail, guard
+from lensbench.core.errors import LensbenchError
 from lensbench.runtime.export import export_records
 from lensbench.runtime.folder import iter_samples, load_result
 from lensbench.runtime.rebuild import load_or_rebuild
@@ -48,18 +49,36 @@ def _register_all() -> None:
 @app.command("report")
 @guard
 def report(
-    run_dirs: Annotated[list[Path], typer.Argument(help="run folder(s) of one benchmark", metavar="RUN_DIR...")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="run folder(s), one or several benchmarks", metavar="RUN_DIR...")],
     format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="md, csv or json")] = "md",
     with_paper: Annotated[bool, typer.Option("--with-paper", help="show the paper's published rows beside ours")] = False,
+    leaderboard: Annotated[bool, typer.Option("--leaderboard", help="one row per model, each benchmark's headline "
+                                                                    "metric with its 95% CI (default for several "
+                                                                    "benchmarks)")] = False,
 ) -> None:
-    """Tables in the paper's layout for one or more finished runs."""
+    """Tables in the paper's layout for runs of one benchmark; a leaderboard across benchmarks.
+
+    A run folder that cannot be read is listed, never stops the report (exit code 3 then).
+    """
     if format not in REPORT_FORMATS:
         fail(f"--format must be one of {', '.join(REPORT_FORMATS)}, got {format!r}")
-    results = [load_or_rebuild(d, err_console) for d in run_dirs]
+    results, bad = [], []
+    for d in run_dirs:
+        try:
+            results.append(load_or_rebuild(d, err_console))
+        except LensbenchError as exc:
+            bad.append(f"{d}: {exc}")
     names = {r.benchmark for r in results}
-    if len(names) != 1:
-        fail(f"runs of several benchmarks given ({', '.join(sorted(names))}); report one benchmark at a time")
-    print_report(get_benchmark(names.pop())(None), results, format, with_paper)
+    if leaderboard or len(names) > 1:
+        from lensbench.cli.view import leaderboard_report
+
+        sys.stdout.write(leaderboard_report(run_dirs, format))
+    elif results:
+        print_report(get_benchmark(names.pop())(None), results, format, with_paper)
+    for line in bad:
+        err_console.print(f"not reported: {line}", highlight=False, markup=False)
+    if bad:
+        raise typer.Exit(3)
 
 
 @app.command("show")
