@@ -12,7 +12,7 @@ Server settings ride on the spec as a query string, e.g.
 
 Lifetime: the server starts on the first request (so a fully cached run never loads the
 model) and stops in :meth:`LlamaCppBackend.aclose`. The child also exits on its own when its
-stdin closes, i.e. when this process dies. llama.cpp's log goes to a temporary file
+stdin closes or this process dies (:mod:`lensbench.backends.launcher`). llama.cpp's log goes to a temporary file
 (:attr:`LlamaCppBackend.log_path`; its tail is quoted when the server fails to start).
 
 Install: ``pip install 'lensbench[llamacpp]'``. ``xllamacpp`` is imported only in the child
@@ -21,27 +21,19 @@ process, never by the core.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import importlib.util
 import json
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
-import weakref
 from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import parse_qsl
 
-import aiohttp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lensbench.core.errors import ConfigError, TransportError
-from lensbench.core.types import Completion, Request
+from lensbench.core.errors import ConfigError
 from lensbench.backends.base import Backend, BackendConfig
-from lensbench.backends.openai_compat import OpenAIChatBackend
+from lensbench.backends.launcher import LaunchedServerBackend, ServerLaunch
 
 __all__ = ["LlamaCppSettings", "LlamaCppBackend", "parse_spec", "gguf_identity"]
 
@@ -118,42 +110,14 @@ def gguf_identity(path: Path) -> str:
     return f"{path.name}|bytes={path.stat().st_size}|head={hashlib.sha256(head).hexdigest()[:16]}"
 
 
-def _stop_process(proc: subprocess.Popen, wait_s: float = 10.0) -> None:
-    """Close the child's stdin (its signal to exit), then terminate / kill if it lingers."""
-    if proc.poll() is not None:
-        return
-    try:
-        if proc.stdin and not proc.stdin.closed:
-            proc.stdin.close()
-    except OSError:
-        pass
-    try:
-        proc.wait(timeout=wait_s)
-        return
-    except subprocess.TimeoutExpired:
-        pass
-    proc.terminate()
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=5)
-
-
-def _log_tail(path: Path | None, n: int = 15) -> str:
-    if path is None or not path.exists():
-        return ""
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    return "\n".join(lines[-n:])
-
-
-class LlamaCppBackend(Backend):
+class LlamaCppBackend(LaunchedServerBackend):
     """A GGUF model behind a private llama.cpp server (see the module docstring).
 
     ``fingerprint``: ``llamacpp:`` + :func:`gguf_identity` + the image encoding — never the port
     or the server settings that do not change replies. Requests, replies and failures are those
     of :class:`OpenAIChatBackend`; a server that cannot start gives a non-retryable
-    :class:`TransportError` carrying the tail of llama.cpp's log.
+    :class:`TransportError` carrying the tail of llama.cpp's log (start/stop:
+    :class:`~lensbench.backends.launcher.LaunchedServerBackend`).
 
     Raises (constructor): ConfigError for a bad spec, a missing / non-GGUF file, or xllamacpp
     not installed.
@@ -165,112 +129,26 @@ class LlamaCppBackend(Backend):
         if importlib.util.find_spec("xllamacpp") is None:
             raise ConfigError(f"llamacpp:{arg}: the llama.cpp backend needs the 'xllamacpp' package: {INSTALL_HINT}")
         self.path = self.path.resolve()
-        self.config = config
         # the delegate carries the model name used in the body; the base URL is set on start
-        self._client = OpenAIChatBackend(self.path.stem, config.model_copy(update={"base_urls": ["http://127.0.0.1/v1"]}))
+        super().__init__(self.path.stem, config, f"llama.cpp server for {self.path}", self.settings.log)
         self.fingerprint = f"llamacpp:{identity}|img={self._client.media.fingerprint}"
         self.display_name = self.path.stem
-        self.base_url: str | None = None
-        self.log_path: Path | None = None
-        self._proc: subprocess.Popen | None = None
-        self._finalizer: weakref.finalize | None = None
-        self._lock: asyncio.Lock | None = None
-        self._lock_loop: asyncio.AbstractEventLoop | None = None
-        self._failed: str | None = None
-        self._tmpdir: Path | None = None
 
-    # ------------------------------------------------------------------ server
     #: how the child is run (after ``sys.executable``); it gets one JSON argument (settings,
     #: ``model``, ``ready_file``) and must write its ``http://HOST:PORT`` address to ``ready_file``
     #: once it serves, then run until its stdin closes.
     child_args: tuple[str, ...] = ("-m", "lensbench.backends.llamacpp")
 
-    def _command(self, ready_file: Path) -> list[str]:
-        cfg = self.settings.model_dump() | {"model": str(self.path), "ready_file": str(ready_file)}
-        return [sys.executable, *self.child_args, json.dumps(cfg)]
+    def launch(self, tmpdir: Path) -> ServerLaunch:
+        """``python -m lensbench.backends.llamacpp JSON``; the child publishes its address in a file."""
+        ready = tmpdir / "address"
+        cfg = self.settings.model_dump() | {"model": str(self.path), "ready_file": str(ready)}
 
-    def _spawn(self) -> tuple[subprocess.Popen, Path]:
-        self._tmpdir = Path(tempfile.mkdtemp(prefix="lensbench-llamacpp-"))
-        self.log_path = Path(self.settings.log).expanduser() if self.settings.log else self._tmpdir / "server.log"
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        ready = self._tmpdir / "address"
-        with self.log_path.open("ab") as logf:
-            proc = subprocess.Popen(self._command(ready), stdin=subprocess.PIPE, stdout=logf, stderr=logf,
-                                    close_fds=True)
-        self._finalizer = weakref.finalize(self, _stop_process, proc, 2.0)
-        return proc, ready
+        def address() -> str | None:
+            return (ready.read_text(encoding="utf-8").strip() or None) if ready.exists() else None
 
-    async def _health(self, base: str) -> bool:
-        try:
-            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as s:
-                async with s.get(base + "/health") as r:
-                    return r.status == 200
-        except (aiohttp.ClientError, asyncio.TimeoutError):
-            return False
-
-    async def start(self) -> str:
-        """Start the server (once) and return its base URL (``http://127.0.0.1:PORT/v1``).
-
-        Raises:
-            TransportError (not retryable): the child exited or did not become healthy within
-            ``startup_timeout_s``; the message quotes the end of llama.cpp's log.
-        """
-        loop = asyncio.get_running_loop()
-        if self._lock is None or self._lock_loop is not loop:
-            self._lock, self._lock_loop = asyncio.Lock(), loop
-        async with self._lock:
-            if self._failed:
-                raise TransportError(self._failed, retryable=False)
-            if self.base_url and self._proc is not None and self._proc.poll() is None:
-                return self.base_url
-            if self._proc is not None:  # it died after starting
-                code = self._proc.returncode
-                self._proc = None
-                self._fail(f"llama.cpp server for {self.path} exited (code {code})")
-            proc, ready = self._spawn()
-            self._proc = proc
-            deadline = time.monotonic() + self.settings.startup_timeout_s
-            address = None
-            while time.monotonic() < deadline:
-                if proc.poll() is not None:
-                    self._fail(f"llama.cpp server for {self.path} exited during start (code {proc.returncode})")
-                if address is None and ready.exists():
-                    text = ready.read_text(encoding="utf-8").strip()
-                    address = text or None
-                if address and await self._health(address):
-                    break
-                await asyncio.sleep(0.1)
-            else:
-                await asyncio.to_thread(_stop_process, proc, 2.0)
-                self._fail(f"llama.cpp server for {self.path} not ready after {self.settings.startup_timeout_s:g} s")
-            self.base_url = address.rstrip("/") + "/v1"
-            self._client.set_base_urls([self.base_url])
-            return self.base_url
-
-    def _fail(self, message: str) -> None:
-        tail = _log_tail(self.log_path)
-        self._failed = message + (f"; log {self.log_path} ends:\n{tail}" if tail else "")
-        raise TransportError(self._failed, retryable=False)
-
-    # ------------------------------------------------------------------ Backend
-    async def generate(self, request: Request) -> Completion:
-        """Start the server if needed, then POST through :class:`OpenAIChatBackend`."""
-        await self.start()
-        return await self._client.generate(request)
-
-    async def aclose(self) -> None:
-        """Close the HTTP session and stop the server (waits for it to exit)."""
-        await self._client.aclose()
-        proc, self._proc = self._proc, None
-        self.base_url = None
-        if proc is not None:
-            await asyncio.to_thread(_stop_process, proc)
-        if self._finalizer is not None:
-            self._finalizer.detach()
-            self._finalizer = None
-        if self._tmpdir is not None:
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
-            self._tmpdir = None
+        return ServerLaunch([sys.executable, *self.child_args, json.dumps(cfg)], address, health=("/health",),
+                            timeout_s=self.settings.startup_timeout_s, stdin_pipe=True)
 
 
 def make(arg: str, config: BackendConfig) -> Backend:
