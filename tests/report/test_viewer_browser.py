@@ -92,6 +92,12 @@ def test_images_and_boxes_render(page):
     assert page.evaluate("(e) => e.complete && e.naturalWidth > 0", img.element_handle())
     assert page.locator("#list .sample .thumb svg rect.box.gt").count() > 0
     assert page.locator("#list .sample .thumb svg rect.box.pr").count() > 0
+    # the overlay covers exactly the picture, and the boxes lie on it
+    geo = page.evaluate("""() => { const t = document.querySelector('#list .sample .thumb');
+        const i = t.querySelector('img').getBoundingClientRect(), s = t.querySelector('svg').getBoundingClientRect();
+        const b = t.querySelector('rect.box.gt').getBoundingClientRect();
+        return [i.width, s.width, i.height, s.height, b.left >= i.left - 1 && b.right <= i.right + 1]; }""")
+    assert abs(geo[0] - geo[1]) < 1 and abs(geo[2] - geo[3]) < 1 and geo[4]
     page.locator("#list .sample .thumb").first.click()
     page.locator("#modal .big img").wait_for(state="visible")
     assert page.evaluate("() => document.querySelector('#modal .big img').naturalWidth") == 400

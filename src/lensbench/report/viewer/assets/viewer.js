@@ -105,24 +105,27 @@
   function boxesOf(s) {
     var x = s.x || {}, out = [];
     var gt = asBox(x.gt_box) || asBox(s.t), pr = asBox(x.pred_box) || asBox(s.a);
-    if (gt) out.push({ b: gt, cls: 'gt', color: '#1a7f37' });
-    if (pr) out.push({ b: pr, cls: 'pr', color: '#cf222e' });
+    /* boxes are in the original image's pixels (extra.width/height) when the record says so */
+    var sp = typeof x.width === 'number' && typeof x.height === 'number' ? [x.width, x.height] : null;
+    if (gt) out.push({ b: gt, cls: 'gt', color: '#1a7f37', sp: sp });
+    if (pr) out.push({ b: pr, cls: 'pr', color: '#cf222e', sp: sp });
     return out;
   }
   function svgBoxes(img, boxes) {
     if (!boxes.length || !img.w || !img.h) return null;
+    var W = boxes[0].sp ? boxes[0].sp[0] : img.w, H = boxes[0].sp ? boxes[0].sp[1] : img.h;
     var ns = 'http://www.w3.org/2000/svg';
     var svg = document.createElementNS(ns, 'svg');
-    svg.setAttribute('viewBox', '0 0 ' + img.w + ' ' + img.h);
+    svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H);
     svg.setAttribute('preserveAspectRatio', 'none');
     boxes.forEach(function (bx) {
       var b = bx.b, norm = b.every(function (v) { return v <= 1.0; });
-      var k = norm ? [img.w, img.h] : [1, 1];
+      var k = norm ? [W, H] : [1, 1];
       var r = document.createElementNS(ns, 'rect');
       r.setAttribute('x', b[0] * k[0]); r.setAttribute('y', b[1] * k[1]);
       r.setAttribute('width', Math.max(0, (b[2] - b[0]) * k[0])); r.setAttribute('height', Math.max(0, (b[3] - b[1]) * k[1]));
       r.setAttribute('fill', 'none'); r.setAttribute('stroke', bx.color);
-      r.setAttribute('stroke-width', Math.max(2, img.w / 150)); r.setAttribute('class', 'box ' + bx.cls);
+      r.setAttribute('stroke-width', Math.max(2, W / 150)); r.setAttribute('class', 'box ' + bx.cls);
       svg.appendChild(r);
     });
     return svg;
