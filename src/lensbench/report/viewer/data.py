@@ -80,6 +80,7 @@ def build_payload(runs: Sequence[LoadedRun], *, tables: dict[str, str] | None = 
                          "counts": res.counts if res else {}, "metrics": res.metrics if res else {},
                          "n": len(recs)})
         samples.extend(_sample(ri, rec, images, frames) for rec in recs)
+    images.finish()
     payload = {
         "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
         "runs": run_docs,

@@ -25,9 +25,9 @@ def thumbnail_data_url(path: str | Path, side: int = THUMB_SIDE, quality: int = 
     try:
         with Image.open(path) as im:
             w, h = im.size
-            im.draft("RGB", (side, side))
-            im = im.convert("RGB")
+            im.draft("RGB", (side, side))  # JPEG: decode at 1/2..1/8 scale
             im.thumbnail((side, side))
+            im = im.convert("RGB")
             buf = io.BytesIO()
             im.save(buf, "JPEG", quality=quality)
     except (OSError, ValueError):
@@ -76,6 +76,7 @@ class ImageRegistry:
         self.max_thumbs = max_thumbs
         self.items: dict[str, dict[str, Any]] = {}
         self.paths: dict[str, Path] = {}
+        self._pending: list[str] = []
 
     def add(self, sha: str, path: str | Path | None) -> str:
         """Register an image (``path`` None or missing = unresolvable); returns ``sha``."""
@@ -90,9 +91,21 @@ class ImageRegistry:
             w, h = image_size(p)
             self.items[sha] = {"t": f"/thumb/{sha}", "u": f"/media/{sha}", "w": w, "h": h}
         elif len(self.paths) <= self.max_thumbs:
-            t, w, h = thumbnail_data_url(p)
-            self.items[sha] = {"t": t, "u": p.resolve().as_uri(), "w": w, "h": h}
+            self.items[sha] = {"t": None, "u": p.resolve().as_uri(), "w": 0, "h": 0}
+            self._pending.append(sha)
         else:
             w, h = image_size(p)
             self.items[sha] = {"t": p.resolve().as_uri(), "u": p.resolve().as_uri(), "w": w, "h": h}
         return sha
+
+    def finish(self, workers: int | None = None) -> None:
+        """Make the pending thumbnails, in parallel threads (Pillow decodes without the GIL)."""
+        import os
+        from concurrent.futures import ThreadPoolExecutor
+
+        todo, self._pending = self._pending, []
+        if not todo:
+            return
+        with ThreadPoolExecutor(max_workers=workers or min(16, os.cpu_count() or 2)) as pool:
+            for sha, (t, w, h) in zip(todo, pool.map(lambda x: thumbnail_data_url(self.paths[x]), todo)):
+                self.items[sha].update(t=t, w=w, h=h)
