@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from lensbench.core.errors import TransportError
 from lensbench.core.types import Completion, Request
 
 __all__ = ["Backend", "BackendConfig"]
@@ -47,16 +48,35 @@ class Backend(ABC):
 
     fingerprint: str = ""
     display_name: str = ""
+    #: requests the backend generates together in one :meth:`generate_batch` call; > 1 makes the
+    #: engine send it length-grouped batches (:mod:`lensbench.runtime.batching`) instead of singles.
+    batch_size: int = 1
 
     @abstractmethod
     async def generate(self, request: Request) -> Completion:
         """Send one request. Raises TransportError on failure (never returns an error as text)."""
+
+    async def generate_batch(self, requests: list[Request]) -> list[Completion | TransportError]:
+        """Generate ``requests`` together; one result per request, in order: a Completion, or the
+        TransportError that request failed with (``retryable`` set). Raising TransportError fails the
+        whole batch. Default: :meth:`generate` one after another."""
+        out: list[Completion | TransportError] = []
+        for r in requests:
+            try:
+                out.append(await self.generate(r))
+            except TransportError as exc:
+                out.append(exc)
+        return out
 
     def prefetch(self, request: Request) -> None:
         """Start preparing ``request``'s media ahead of sending it (default: nothing)."""
 
     def media_summary(self) -> dict | None:
         """What was done to the images sent (passed through / re-encoded), if the backend sends images."""
+        return None
+
+    def endpoint_summary(self) -> dict | None:
+        """How requests were spread over endpoints (served / failed / set aside per endpoint), if any."""
         return None
 
     async def aclose(self) -> None:

@@ -20,6 +20,7 @@ from rich.console import Console
 from lensbench.backends.base import Backend
 from lensbench.core.errors import ConfigError, LensbenchError, TransportError
 from lensbench.media.preflight import preflight_media
+from lensbench.runtime.batching import plan_batches
 from lensbench.runtime.progress import make_progress
 from lensbench.runtime.store import RunStore
 from lensbench.core.records import log_messages
@@ -149,7 +150,10 @@ class Engine:
             return {rid: final[k] for rid, k in keys.items()}
         if todo:
             await preflight_media([r for _k, r in todo])
-            await self._send_all(todo, label, n_cached, len(first), lab)
+            if any(getattr(self.backends[r.role], "batch_size", 1) > 1 for _k, r in todo):
+                await self._send_batches(todo, label, n_cached, len(first), lab)
+            else:
+                await self._send_all(todo, label, n_cached, len(first), lab)
         elif first and self.progress:
             self.console.print(f"{label}: all {len(first)} replies cached", highlight=False, markup=False)
         self.stats.wall_s += time.perf_counter() - t0
@@ -191,6 +195,91 @@ class Engine:
             await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(todo)))))
         finally:
             self._progress.stop()
+
+    async def _send_batches(self, todo, label, n_cached, total, lab) -> None:
+        """Batch path (a role whose backend declares ``batch_size > 1``): the role's requests cut by
+        :func:`~lensbench.runtime.batching.plan_batches` (length-grouped), other roles one per unit;
+        ``concurrency`` workers each send one unit at a time; a unit's replies are committed as soon
+        as it returns."""
+        units = []
+        for role in dict.fromkeys(r.role for _k, r in todo):
+            size = max(1, getattr(self.backends[role], "batch_size", 1))
+            units += plan_batches([(k, r) for k, r in todo if r.role == role], size, lambda kr: kr[1])
+        it = iter(units)
+        errors = 0
+        self._progress.start(label, total, n_cached)
+
+        async def worker():
+            nonlocal errors
+            for unit in it:
+                if getattr(self.backends[unit[0][1].role], "batch_size", 1) > 1:
+                    resps = await self._send_batch(unit)
+                else:
+                    resps = [await self._send_one(k, r) for k, r in unit]
+                for (_k, req), resp in zip(unit, resps):
+                    lab["sent"] += 1
+                    self.store.put(resp, role=req.role, request_json=request_json(req))
+                    if resp.ok:
+                        self.stats.ok += 1
+                        self._consecutive_errors = 0
+                    else:
+                        self._consecutive_errors += 1
+                        self.last_error = resp.error
+                        errors += 1
+                        self.stats.errors += 1
+                        lab["errors"] += 1
+                    self._progress.advance(errors)
+                if self.abort_after and self._consecutive_errors >= self.abort_after and self.stats.ok == 0:
+                    raise EndpointDown(f"giving up after {self._consecutive_errors} failed requests in a row and "
+                                       f"none answered (replies stored so far are kept); last error: {self.last_error}")
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(units)))))
+        finally:
+            self._progress.stop()
+
+    async def _send_batch(self, unit: list[tuple[str, Request]]) -> list[StoredResponse]:
+        """One batch through ``generate_batch``; requests that failed retryably are sent again together
+        (the retry policy's schedule, one attempt counter for the batch). ``latency_s`` of each reply is
+        the wall time of its batch call(s)."""
+        backend = self.backends[unit[0][1].role]
+        limiter = self.limiters.get(unit[0][1].role)
+        out: list[StoredResponse | None] = [None] * len(unit)
+        pending, attempt = list(range(len(unit))), 0
+        t = time.perf_counter()
+        while pending:
+            reqs = [unit[i][1] for i in pending]
+            self.stats.sent += len(reqs)
+            try:
+                if limiter is None:
+                    results = await backend.generate_batch(reqs)
+                else:
+                    async with limiter:
+                        results = await backend.generate_batch(reqs)
+            except TransportError as exc:
+                results = [exc] * len(reqs)
+            retry, waits = [], []
+            for i, res in zip(pending, results):
+                key, req = unit[i]
+                if isinstance(res, TransportError):
+                    if res.retryable and attempt < self.retry.max_retries:
+                        retry.append(i)
+                        waits.append(res.retry_after)
+                        continue
+                    out[i] = StoredResponse(key=key, request_id=req.id, status="error", text=None, error=str(res),
+                                            attempts=attempt + 1, latency_s=time.perf_counter() - t)
+                else:
+                    out[i] = StoredResponse(key=key, request_id=req.id, status="ok", text=res.text,
+                                            reasoning=res.reasoning, attempts=attempt + 1,
+                                            latency_s=time.perf_counter() - t, finish_reason=res.finish_reason,
+                                            usage=res.usage)
+            if retry:
+                self.stats.retries += len(retry)
+                after = max((w for w in waits if w is not None), default=None)
+                await asyncio.sleep(self.retry.delay(attempt, after, self._rng))
+                attempt += 1
+            pending = retry
+        return out  # type: ignore[return-value]
 
     async def _send_one(self, key: str, req: Request) -> StoredResponse:
         backend = self.backends[req.role]

@@ -1,0 +1,209 @@
+"""Local image-text models in-process through Hugging Face transformers (``hf:MODEL_OR_PATH``).
+
+``--model 'hf:/models/Qwen2.5-VL-7B-Instruct?dtype=bfloat16&device=cuda&attn=sdpa&batch=32'``
+loads ``AutoProcessor`` + ``AutoModelForImageTextToText`` from the folder (or Hub id) and
+generates with the processor's own chat template. Settings: :class:`~lensbench.backends.hf_spec.HFSettings`;
+request mapping (messages, images in protocol order, video frames, greedy / sampling, thinking
+switch): :mod:`lensbench.backends.hf_inputs`.
+
+Batching: ``batch_size`` (= ``?batch=N``, default 16) makes the engine hand this backend batches
+of requests with the same image / frame count and similar text length
+(:mod:`lensbench.runtime.batching`); a batch is one left-padded ``generate`` call, run in a worker
+thread so the event loop keeps committing replies. At most two batches are in the backend at
+once: one generating on the device while the next one's images are read and processed.
+
+Lifetime: nothing is imported or loaded until the first batch (a fully cached run never loads
+the model); :meth:`HFBackend.aclose` drops the model. Install: ``pip install 'lensbench[hf]'``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+from lensbench.backends.base import Backend, BackendConfig
+from lensbench.backends.hf_inputs import batch_media, build_chat, generation_kwargs, template_kwargs
+from lensbench.backends.hf_spec import (model_identity, parse_hf_spec, read_model_config, resolve_dtype,
+                                        resolve_video_mode)
+from lensbench.core.errors import ConfigError, LensbenchError, TransportError
+from lensbench.core.extras import require
+from lensbench.core.types import Completion, Request
+
+__all__ = ["HFBackend", "make"]
+
+
+class HFBackend(Backend):
+    """A transformers image-text-to-text model in this process (see the module docstring).
+
+    ``fingerprint``: ``hf:`` + checkpoint identity (:func:`~lensbench.backends.hf_spec.model_identity`)
+    + dtype, attention implementation, video mode and default max new tokens.
+    Failures of a batch (bad image file, out of device memory, template error) come back as
+    non-retryable TransportErrors per request; a missing ``lensbench[hf]`` install or a checkpoint
+    that cannot be loaded raise ConfigError (the run stops before storing anything wrong).
+
+    Raises (constructor): ConfigError for a bad spec or a local path without config.json.
+    """
+
+    def __init__(self, arg: str, config: BackendConfig):
+        self.source, self.settings = parse_hf_spec(arg, config.extra.get("hf"))
+        cfg = read_model_config(self.source)
+        self.model_type: str | None = cfg.get("model_type")
+        self.dtype = resolve_dtype(self.settings.dtype, cfg)
+        self.video_mode = resolve_video_mode(self.settings.video, self.model_type, self.source)
+        s = self.settings
+        self.fingerprint = (f"hf:{model_identity(self.source, s.revision)}|dtype={self.dtype}|attn={s.attn or 'default'}"
+                            f"|video={self.video_mode}|max_new={s.max_new_tokens}"
+                            + ("|remote_code" if s.trust_remote_code else ""))
+        self.display_name = Path(self.source).name if cfg else self.source
+        self.batch_size = s.batch
+        self.seed = config.seed
+        self.model: Any = None
+        self.processor: Any = None
+        self.device: str | None = None
+        self._load_lock = threading.Lock()
+        self._device_lock = threading.Lock()  # one generate on the device at a time
+        self._in_backend = threading.BoundedSemaphore(2)  # one generating + one preparing
+
+    # ------------------------------------------------------------------ loading
+    def load(self) -> None:
+        """Import torch/transformers and load processor + model (once; thread-safe).
+
+        Raises:
+            MissingExtraError (a ConfigError): torch or transformers not installed.
+            ConfigError: the checkpoint cannot be loaded (message names the source and the cause).
+        """
+        with self._load_lock:
+            if self.model is not None:
+                return
+            torch = require("torch", "hf", "the hf: backend")
+            tf = require("transformers", "hf", "the hf: backend")
+            s = self.settings
+            dev = s.device
+            if dev == "auto":
+                dev = "cuda" if torch.cuda.is_available() else "cpu"
+            kw: dict[str, Any] = {"trust_remote_code": s.trust_remote_code}
+            if s.revision:
+                kw["revision"] = s.revision
+            mkw = dict(kw)
+            mkw["dtype" if _major(tf.__version__) >= 5 else "torch_dtype"] = \
+                self.dtype if self.dtype == "auto" else getattr(torch, self.dtype)
+            if s.attn:
+                mkw["attn_implementation"] = s.attn
+            if dev == "map":
+                mkw["device_map"] = "auto"
+            try:
+                processor = tf.AutoProcessor.from_pretrained(self.source, **kw)
+                model = tf.AutoModelForImageTextToText.from_pretrained(self.source, **mkw)
+            except (OSError, ValueError, ImportError, KeyError) as exc:
+                raise ConfigError(f"hf:{self.source}: cannot load the model: {type(exc).__name__}: {exc}") from None
+            if dev != "map":
+                model = model.to(dev)
+            model.eval()
+            tok = getattr(processor, "tokenizer", processor)
+            tok.padding_side = "left"  # decoder-only generation pads on the left (reset by from_pretrained)
+            if tok.pad_token_id is None:
+                tok.pad_token = tok.eos_token
+            if model.generation_config.pad_token_id is None:
+                model.generation_config.pad_token_id = tok.pad_token_id
+            self.device = str(model.device) if dev == "map" else dev
+            self.processor, self.model = processor, model
+
+    # ------------------------------------------------------------------ Backend
+    async def generate(self, request: Request) -> Completion:
+        """One request as a batch of one. Raises TransportError on failure."""
+        (res,) = await self.generate_batch([request])
+        if isinstance(res, TransportError):
+            raise res
+        return res
+
+    async def generate_batch(self, requests: list[Request]) -> list[Completion | TransportError]:
+        """Generate ``requests`` in one left-padded batch in a worker thread (see the module docstring).
+
+        Requests must share their generation parameters (the engine's batch plan guarantees it).
+        """
+        return await asyncio.to_thread(self._run_batch, list(requests))
+
+    def _run_batch(self, requests: list[Request]) -> list[Completion | TransportError]:
+        with self._in_backend:
+            self.load()
+            try:
+                inputs, gen_kw = self._prepare(requests)
+            except LensbenchError as exc:
+                if isinstance(exc, TransportError):
+                    raise
+                return [TransportError(str(exc), retryable=False)] * len(requests)
+            except (OSError, ValueError, TypeError) as exc:
+                return [TransportError(f"hf: cannot prepare the batch: {type(exc).__name__}: {exc}",
+                                       retryable=False)] * len(requests)
+            with self._device_lock:
+                try:
+                    return self._generate(inputs, gen_kw, requests)
+                except Exception as exc:  # noqa: BLE001 - e.g. torch.OutOfMemoryError; kept per request
+                    hint = " (lower ?batch=N)" if "out of memory" in str(exc).lower() else ""
+                    return [TransportError(f"hf: generate failed{hint}: {type(exc).__name__}: {exc}",
+                                           retryable=False)] * len(requests)
+
+    def _prepare(self, requests: list[Request]):
+        """Chat template + processor for the batch (CPU side): returns (inputs on device, generate kwargs)."""
+        from PIL import Image
+
+        chats = [build_chat(r, self.video_mode) for r in requests]
+        prompts = [self.processor.apply_chat_template(c.conversation, add_generation_prompt=True, tokenize=False,
+                                                      **template_kwargs(r)) for c, r in zip(chats, requests)]
+
+        def load(path: str):
+            with Image.open(path) as im:
+                return im.convert("RGB")
+
+        media = batch_media(chats)
+        if "images" in media:
+            media["images"] = [[load(p) for p in imgs] for imgs in media["images"]]
+        if "videos" in media:
+            media["videos"] = [[load(p) for p in frames] for frames in media["videos"]]
+        inputs = self.processor(text=prompts, padding=True, return_tensors="pt", **media)
+        gen_kw = generation_kwargs(requests[0], self.settings.max_new_tokens)
+        return inputs.to(self.model.device), gen_kw
+
+    def _generate(self, inputs, gen_kw: dict[str, Any], requests: list[Request]) -> list[Completion]:
+        import torch
+
+        if gen_kw.get("do_sample"):
+            seed = requests[0].params.seed
+            torch.manual_seed(self.seed if seed is None else seed)
+        with torch.inference_mode():
+            out = self.model.generate(**inputs, **gen_kw)
+        n_in = inputs["input_ids"].shape[1]
+        new = out[:, n_in:].tolist()
+        eos = self.model.generation_config.eos_token_id
+        eos_ids = set(eos if isinstance(eos, (list, tuple)) else [eos] if eos is not None else [])
+        prompt_lens = inputs["attention_mask"].sum(dim=1).tolist()
+        tok = getattr(self.processor, "tokenizer", self.processor)
+        results = []
+        for row, n_prompt in zip(new, prompt_lens):
+            end = next((i for i, t in enumerate(row) if t in eos_ids), None)
+            kept = row if end is None else row[:end]
+            text = tok.decode(kept, skip_special_tokens=True)
+            n_gen = len(row) if end is None else end + 1
+            results.append(Completion(text=text, finish_reason="length" if end is None else "stop",
+                                      usage={"prompt_tokens": int(n_prompt), "completion_tokens": n_gen,
+                                             "total_tokens": int(n_prompt) + n_gen},
+                                      served_model=self.display_name))
+        return results
+
+    async def aclose(self) -> None:
+        """Drop the model and processor (frees device memory once nothing else holds them)."""
+        self.model = self.processor = None
+
+
+def _major(version: str) -> int:
+    try:
+        return int(version.split(".")[0])
+    except ValueError:
+        return 0
+
+
+def make(arg: str, config: BackendConfig) -> Backend:
+    """Factory for ``hf:`` specs (see :mod:`lensbench.backends.providers`)."""
+    return HFBackend(arg, config)
