@@ -23,7 +23,7 @@ class RandomBackend(Backend):
         self.seed = seed
         self.answer_space = answer_space
         self.fingerprint = f"random:seed={seed}"
-        self.display_name = "Random Baseline"
+        self.display_name = f"random (seed {seed})"
 
     async def generate(self, request: Request) -> Completion:
         space = request.meta.get("answer_space") or self.answer_space

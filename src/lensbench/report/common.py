@@ -7,18 +7,32 @@ from collections.abc import Sequence
 from lensbench.core.results import RunResult
 from lensbench.report.tables import render_table
 
-__all__ = ["counts_table", "incomplete_notes", "run_label"]
+__all__ = ["counts_table", "incomplete_notes", "run_label", "run_tags"]
 
 
-def run_label(r: RunResult) -> str:
-    """A run's row name: the model, tagged ``[incomplete: N errors]`` when requests failed."""
-    return r.model + ("" if r.complete else f" [incomplete: {r.counts.get('n_error', 0)} errors]")
+def run_tags(r: RunResult) -> list[str]:
+    """Tags every benchmark's row names carry: the judge/parser model, a partial (--limit) run, an incomplete run."""
+    tags = []
+    if r.extra.get("judge"):
+        tags.append(f"judge: {r.extra['judge']}")
+    if r.extra.get("partial"):
+        tags.append(f"partial: {r.extra['partial']}")
+    if r.counts.get("n_error"):
+        tags.append(f"incomplete: {r.counts.get('n_error', 0)} errors")
+    return tags
+
+
+def run_label(r: RunResult, extra_tags: list[str] | None = None) -> str:
+    """A run's row name: the model, then ``[tag; tag]`` (benchmark settings first, then :func:`run_tags`),
+    so two runs that differ in anything that changes scores never share a row name."""
+    tags = list(extra_tags or []) + run_tags(r)
+    return r.model + (f" [{'; '.join(tags)}]" if tags else "")
 
 
 def counts_table(results: Sequence[RunResult], columns: Sequence[tuple[str, str]], fmt: str = "md",
                  title: str = "Counts") -> str:
     """One row per run: ``Model`` then ``counts[key]`` for each ``(header, key)`` of ``columns``."""
-    rows = [[r.model] + [r.counts.get(key) for _h, key in columns] for r in results]
+    rows = [[run_label(r)] + [r.counts.get(key) for _h, key in columns] for r in results]
     return render_table(["Model"] + [h for h, _k in columns], rows, fmt, title=title)
 
 

@@ -141,6 +141,9 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
                 media = backends["model"].media_summary()
                 if media is not None:
                     manifest["media"] = media
+                endpoints = backends["model"].endpoint_summary()
+                if endpoints is not None:
+                    manifest["endpoints"] = endpoints
 
     t0 = time.time()
     try:
@@ -152,6 +155,8 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
     write_samples(out, records)
     first_error = next((_first_error(r) for r in records if _first_error(r)), None)
     extra: dict[str, Any] = {"first_error": first_error} if first_error else {}
+    if "judge" in backends:
+        extra["judge"] = backends["judge"].display_name or judge
     partial = s.limit is not None and len(samples) < n_loaded
     if partial:
         extra["partial"] = f"first {len(samples)} of {n_loaded} samples (--limit)"

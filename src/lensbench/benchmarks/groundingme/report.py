@@ -11,6 +11,7 @@ from typing import Any
 from lensbench.benchmarks.groundingme.taxonomy import L1_ABBR, L1_ORDER, L2_ABBR, L2_ORDER
 from lensbench.core.resources import read_json
 from lensbench.core.results import RunResult
+from lensbench.report.common import run_tags
 from lensbench.report.tables import render_table
 
 __all__ = ["run_label", "render_tables"]
@@ -30,7 +31,7 @@ def run_label(r: RunResult) -> str:
         tags.append(f"official-compat {o.get('compat_rule') or 'evaluate'}")
     if (o.get("best_of") or 1) > 1:
         tags.append(f"best-of-{o['best_of']}" + (f", judge {_judge(o)}" if _judge(o) else ""))
-    return f"{r.model} ({', '.join(tags)})"
+    return f"{r.model} ({', '.join(tags + run_tags(r))})"
 
 
 def render_tables(results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:

@@ -14,6 +14,7 @@ from lensbench.benchmarks.ifbench.analyses import (norm_name, paper_table, parse
 from lensbench.benchmarks.ifbench.data import ABBREVS, COLUMNS
 from lensbench.benchmarks.ifbench.prompts import INPUT_LABELS, INPUTS
 from lensbench.core.results import RunResult
+from lensbench.report.common import run_label
 from lensbench.report.tables import render_table
 
 __all__ = ["render", "render_inputs", "render_scale", "render_thinking", "facts", "label", "setting"]
@@ -34,9 +35,10 @@ def label(r: RunResult) -> str:
         tags.append(INPUT_LABELS.get(inp, inp))
     if blind:
         tags.append("BLIND: no image, language prior")
-    if not r.complete:
-        tags.append(f"incomplete: {r.counts.get('n_error', 0)} errors")
-    return r.model + (f" [{'; '.join(tags)}]" if tags else "")
+    if not r.extra.get("judge"):
+        tags.append("exact match only" if r.options.get("answer_parsing", "hybrid") == "hybrid" else
+                    str(r.options.get("answer_parsing")))
+    return run_label(r, tags)
 
 
 def facts(r: RunResult) -> dict[str, Any]:

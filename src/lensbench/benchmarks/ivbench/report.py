@@ -14,7 +14,7 @@ from lensbench.benchmarks.ivbench.data import TABLE2_COLUMNS
 from lensbench.benchmarks.ivbench.sweep import config_label
 from lensbench.core.resources import read_text
 from lensbench.core.results import RunResult
-from lensbench.report.common import counts_table
+from lensbench.report.common import counts_table, run_tags
 from lensbench.report.tables import render_table
 
 __all__ = ["paper_rows", "render_tables"]
@@ -39,7 +39,9 @@ def _table2(results: Sequence[RunResult], fmt: str, with_paper: bool) -> str:
     if with_paper:
         rows += [[f"{p['model']} (paper)", *[p.get(c) for c in TABLE2_COLUMNS]] for p in paper_rows()]
     for r in results:
-        tag = "" if r.complete else f" [incomplete: {r.counts.get('n_error', 0)} errors]"
+        tags = ([f"pattern: {r.options['pattern']}"] if r.options.get("pattern", "video-first") != "video-first"
+                else []) + run_tags(r)
+        tag = f" [{'; '.join(tags)}]" if tags else ""
         sweep = r.metrics.get("sweep")
         if sweep:
             for s in sweep:
