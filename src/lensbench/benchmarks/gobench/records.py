@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from lensbench.benchmarks.fields import inside, want_obj, want_str
 from lensbench.core.errors import DataError
 
 __all__ = [
@@ -134,8 +135,9 @@ def load_records(path: Path, images_dir: Path | None = None) -> list[GORecord]:
     (default: the file's folder, as the release lays it out: ``<data>/<category>/<N.M>.png``).
 
     A missing image leaves ``image_path=None`` (the caller decides whether that is an error).
-    Raises DataError naming the file and field for invalid JSON, a missing field, a question
-    list that does not have 5 questions, or a duplicated ``index``.
+    Raises DataError naming the file and field for invalid JSON, a missing field or one of the
+    wrong type (:mod:`lensbench.benchmarks.fields`), an ``image`` path that resolves outside the
+    image folder, a question list that does not have 5 questions, or a duplicated ``index``.
     """
     path = Path(path)
     try:
@@ -149,11 +151,12 @@ def load_records(path: Path, images_dir: Path | None = None) -> list[GORecord]:
     seen: set[str] = set()
     for i, r in enumerate(data):
         where = f"[{i}]"
-        if not isinstance(r, dict):
-            raise DataError(path, "record is not an object", field=where)
+        want_obj(r, path, where)
         for k in _REQUIRED:
-            if not isinstance(r.get(k), str) or not r.get(k).strip():
-                raise DataError(path, "missing or empty string", field=f"{where}.{k}")
+            if k not in r:
+                raise DataError(path, "missing field", field=f"{where}.{k}")
+            want_str(r[k], path, f"{where}.{k}", nonempty=True)
+        title = want_str(r.get("title", ""), path, f"{where}.title")
         if r["index"] in seen:
             raise DataError(path, f"duplicate index {r['index']!r}", field=f"{where}.index")
         seen.add(r["index"])
@@ -161,9 +164,9 @@ def load_records(path: Path, images_dir: Path | None = None) -> list[GORecord]:
         if len(qs) != 5:
             raise DataError(path, f"expected 5 reality questions, found {len(qs)}", field=f"{where}.Questions_reality")
         img_rel = r["image"].replace("\\", "/")
-        p = base / img_rel
+        p = inside(base, img_rel, path, f"{where}.image")
         scen, var = scenario_of(img_rel)
-        out.append(GORecord(index=r["index"], category=r["category"], image=img_rel, title=str(r.get("title", "")),
+        out.append(GORecord(index=r["index"], category=r["category"], image=img_rel, title=title,
                             prompt=r["prompt"], questions=qs, scenario=scen, variant=var,
                             image_path=str(p) if p.is_file() else None))
     return out

@@ -71,6 +71,8 @@ class IFBench(Benchmark):
                                          "DATA_DIR/infrared_imgs, DATA_DIR/images or DATA_DIR")
         blind: bool = Field(default=False, description="send the same prompts without any image (language-prior "
                             "baseline, reported as such)")
+        skip_missing: bool = Field(default=False, description="run the questions whose images exist; the rest are "
+                                   "counted (n_skipped_missing) instead of being an error")
         parser_max_tokens: Optional[int] = Field(default=None, gt=0, description="max tokens of a parser reply "
                                                  "(default: the server's)")
         parser_disable_thinking: bool = Field(default=True, description="send chat_template_kwargs.enable_thinking="
@@ -111,8 +113,9 @@ class IFBench(Benchmark):
     def load(self, data_dir: Path) -> list[Question]:
         """See :func:`lensbench.benchmarks.ifbench.data.load_questions` (folders from the options)."""
         o = self.options
+        self.load_stats: dict[str, Any] = {}
         return load_questions(data_dir, input_config=o.input, blind=o.blind, image_dir=o.image_dir,
-                              translated_dir=o.translated_dir)
+                              translated_dir=o.translated_dir, skip_missing=o.skip_missing, stats=self.load_stats)
 
     def expand(self, samples: Sequence[Question], ctx: RunContext | None = None) -> list[Request]:
         """Model requests: per question, per language, per rotation (ids ``<qid>/<lang>/r<i>``).
@@ -275,6 +278,7 @@ class IFBench(Benchmark):
             "model_params_b": self.options.model_params_b,
             "per_dimension": {a: per_dim.get(a, 0) for a in ABBREVS},
         }
+        counts.update(getattr(self, "load_stats", {}))  # n_skipped_missing (--skip-missing), when any
         return metrics, counts
 
     def tables(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:

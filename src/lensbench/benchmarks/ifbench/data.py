@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lensbench.benchmarks.ifbench.prompts import INPUTS, LANG_FIELDS, LETTERS
+from lensbench.benchmarks.fields import inside, missing_media, want_list, want_obj, want_str
 from lensbench.core.errors import DataError
 
 __all__ = ["DIMENSIONS", "ABBREVS", "COLUMNS", "Question", "load_questions", "find_image"]
@@ -95,16 +96,21 @@ def find_image(folder: Path, name: str) -> Path | None:
 
 
 def load_questions(data_dir: str | Path, *, input_config: str = "if", blind: bool = False,
-                   image_dir: str | None = None, translated_dir: str | None = None) -> list[Question]:
+                   image_dir: str | None = None, translated_dir: str | None = None, skip_missing: bool = False,
+                   stats: dict | None = None) -> list[Question]:
     """Questions of ``if_bench.json`` under ``data_dir`` (or the file itself), with image paths.
 
     Image folders: ``image_dir`` or ``DATA_DIR/infrared_imgs``, ``DATA_DIR/images``, ``DATA_DIR``
     (the first holding the first question's image); translated images for the ``rgb`` inputs in
     ``translated_dir`` or ``DATA_DIR/translated_rgb_imgs``, by base name (another image extension
-    with the same stem is accepted). No image is needed in ``blind`` mode.
+    with the same stem is accepted). No image is needed in ``blind`` mode. Every field read is
+    type-checked (:mod:`lensbench.benchmarks.fields`); image names must resolve inside their folder.
+    Questions whose image is missing are an error listing the counts unless ``skip_missing`` (then
+    left out, qids unchanged; ``stats["n_skipped_missing"]`` counts them when ``stats`` is given).
 
-    Raises DataError naming the file and field for malformed records, unknown dimensions,
-    answers outside A-D, option sets other than A-D, or missing images.
+    Raises DataError naming the file and field for malformed records or fields of the wrong type,
+    unknown dimensions, answers outside A-D, option sets other than A-D, image names leaving their
+    folder, or missing images.
     """
     data_dir = Path(data_dir)
     jpath = _find_json(data_dir)
@@ -116,8 +122,7 @@ def load_questions(data_dir: str | Path, *, input_config: str = "if", blind: boo
     if isinstance(doc, dict):
         items = []
         for dim, lst in doc.items():
-            if not isinstance(lst, list):
-                raise DataError(jpath, "expected a list of questions", field=dim)
+            want_list(lst, jpath, dim)
             items += [(f"{dim}[{i}]", dim, rec) for i, rec in enumerate(lst)]
     elif isinstance(doc, list):
         items = [(f"[{i}]", None, rec) for i, rec in enumerate(doc)]
@@ -132,77 +137,89 @@ def load_questions(data_dir: str | Path, *, input_config: str = "if", blind: boo
             raise DataError(rgb_dir, f"translated image folder not found (input {input_config!r} needs "
                                      "--translated-dir; make one with 'lensbench genvip translate')")
     counters: dict[str, int] = defaultdict(int)
-    out = [_question(jpath, where, dim_key, rec, counters, img_dir, rgb_dir) for where, dim_key, rec in items]
-    if not out:
+    out, missing = [], []
+    for where, dim_key, rec in items:
+        q, lack = _question(jpath, where, dim_key, rec, counters, img_dir, rgb_dir)
+        if lack:
+            missing.append(lack)
+        else:
+            out.append(q)
+    if not items:
         raise DataError(jpath, "no questions")
+    missing_media(jpath, missing, len(items), "questions", ", ".join(str(d) for d in (img_dir, rgb_dir) if d),
+                  skip=skip_missing)
+    if stats is not None and missing:
+        stats["n_skipped_missing"] = len(missing)
     return out
 
 
 def _image_dir(root: Path, jpath: Path, items, image_dir: str | None) -> Path:
-    first = None
-    for _where, _d, rec in items:
-        if isinstance(rec, dict) and isinstance(rec.get("dst_thermal_path"), str):
-            first = rec["dst_thermal_path"]
-            break
+    names = [rec["dst_thermal_path"] for _w, _d, rec in items
+             if isinstance(rec, dict) and isinstance(rec.get("dst_thermal_path"), str)]
+    first = names[0] if names else None
     if image_dir:
         d = Path(image_dir)
         if not d.is_dir():
             raise DataError(d, "--image-dir is not a folder")
         return d
     cands = [root / "infrared_imgs", root / "images", root]
-    for c in cands:
-        if c.is_dir() and first is not None and find_image(c, first) is not None:
+    for c in cands:  # the first folder holding any question's image (the first question's may be missing)
+        if c.is_dir() and any(find_image(c, n) is not None for n in names):
             return c
     raise DataError(jpath, f"image {first!r} not found in any of: {', '.join(str(c) for c in cands)} "
                            "(download the images from HF casiatao/IF-Bench, give --image-dir, or use --blind)",
                     field="dst_thermal_path")
 
 
-def _question(jpath, where, dim_key, rec, counters, img_dir, rgb_dir) -> Question:
-    if not isinstance(rec, dict):
-        raise DataError(jpath, "question record is not an object", field=where)
+def _question(jpath, where, dim_key, rec, counters, img_dir, rgb_dir) -> tuple[Question, str | None]:
+    """The question of one record and the name of its missing image (None when all are there)."""
+    want_obj(rec, jpath, where)
     for k in ("dst_thermal_path", "question"):
         if k not in rec:
             raise DataError(jpath, "missing field", field=f"{where}.{k}")
-    q = rec["question"]
-    if not isinstance(q, dict):
-        raise DataError(jpath, "expected an object", field=f"{where}.question")
+    name = want_str(rec["dst_thermal_path"], jpath, f"{where}.dst_thermal_path", nonempty=True,
+                    expected="an image file name")
+    dataset = want_str(rec.get("dataset", ""), jpath, f"{where}.dataset")
+    q = want_obj(rec["question"], jpath, f"{where}.question")
     for k in ("dimension", "answer", "en_question", "en_options", "cn_question", "cn_options"):
         if k not in q:
             raise DataError(jpath, "missing field", field=f"{where}.question.{k}")
-    dim = q["dimension"]
+    dim = want_str(q["dimension"], jpath, f"{where}.question.dimension")
     if dim not in DIMENSIONS:
         raise DataError(jpath, f"unknown dimension {dim!r}", field=f"{where}.question.dimension")
     if dim_key is not None and dim_key != dim:
         raise DataError(jpath, f"listed under {dim_key!r} but its dimension is {dim!r}",
                         field=f"{where}.question.dimension")
-    ans = q["answer"]
+    ans = want_str(q["answer"], jpath, f"{where}.question.answer")
     if ans not in LETTERS:
         raise DataError(jpath, f"answer must be one of A-D, got {ans!r}", field=f"{where}.question.answer")
     opts, qs = [], []
     for lang, (qf, of) in LANG_FIELDS.items():
-        o = q[of]
-        if not isinstance(o, dict) or sorted(o) != list(LETTERS):
-            raise DataError(jpath, f"options must have exactly the keys A, B, C, D, got "
-                                   f"{list(o) if isinstance(o, dict) else o!r}", field=f"{where}.question.{of}")
-        opts.append((lang, tuple(o[x] for x in LETTERS)))
-        qs.append((lang, q[qf]))
+        o = want_obj(q[of], jpath, f"{where}.question.{of}")
+        if sorted(o) != list(LETTERS):
+            raise DataError(jpath, f"options must have exactly the keys A, B, C, D, got {list(o)}",
+                            field=f"{where}.question.{of}")
+        opts.append((lang, tuple(want_str(o[x], jpath, f"{where}.question.{of}.{x}") for x in LETTERS)))
+        qs.append((lang, want_str(q[qf], jpath, f"{where}.question.{qf}", nonempty=True)))
     abbrev = DIMENSIONS[dim]
     idx = counters[abbrev]
     counters[abbrev] += 1
-    name = rec["dst_thermal_path"]
-    if_path = rgb_path = None
+    if_path = rgb_path = lack = None
+    field = f"{where}.dst_thermal_path"
     if img_dir is not None:
+        inside(img_dir, name, jpath, field)
         p = find_image(img_dir, name)
         if p is None:
-            raise DataError(jpath, f"image not found: {img_dir / name}", field=f"{where}.dst_thermal_path")
-        if_path = str(p)
+            lack = name
+        else:
+            if_path = str(inside(img_dir, str(p.relative_to(img_dir)), jpath, field))
     if rgb_dir is not None:
+        inside(rgb_dir, Path(name).name, jpath, field)
         p = find_image(rgb_dir, Path(name).name)
         if p is None:
-            raise DataError(jpath, f"translated image not found: {rgb_dir / Path(name).name}",
-                            field=f"{where}.dst_thermal_path")
-        rgb_path = str(p)
-    return Question(qid=f"{abbrev}-{idx:03d}", dimension=dim, abbrev=abbrev, dataset=str(rec.get("dataset", "")),
+            lack = lack or f"translated {Path(name).name}"
+        else:
+            rgb_path = str(inside(rgb_dir, p.name, jpath, field))
+    return Question(qid=f"{abbrev}-{idx:03d}", dimension=dim, abbrev=abbrev, dataset=dataset,
                     image_name=name, answer=ans, questions=tuple(qs), options=tuple(opts),
-                    if_path=if_path, rgb_path=rgb_path)
+                    if_path=if_path, rgb_path=rgb_path), lack

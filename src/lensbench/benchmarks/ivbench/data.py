@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lensbench.benchmarks.fields import inside, want_int_or_str, want_obj, want_str, want_str_list
 from lensbench.core.errors import DataError
 
 __all__ = [
@@ -70,24 +71,23 @@ class Query:
 
 def _query(p: Path, ln: int, vid: str, j: int, q: Any) -> Query:
     where = f"{vid}[{j}]"
-    if not isinstance(q, dict):
-        raise DataError(p, f"line {ln}: query is not an object", field=where)
+    want_obj(q, p, where)
     for k in _FIELDS:
         if k not in q:
             raise DataError(p, f"line {ln}: missing field", field=f"{where}.{k}")
-    qt = q["question_type"]
+    data_id = want_int_or_str(q["data_id"], p, f"{where}.data_id")
+    image_name = want_str(q["image_name"], p, f"{where}.image_name", nonempty=True, expected="an image file name")
+    question = want_str(q["question"], p, f"{where}.question", nonempty=True)
+    qt = want_str(q["question_type"], p, f"{where}.question_type")
+    granularity = want_str(q.get("granularity", ""), p, f"{where}.granularity")
+    location = want_str(q.get("answer_location", ""), p, f"{where}.answer_location")
     if qt not in TASK_ABBREV:
         raise DataError(p, f"line {ln}: unknown question_type {qt!r} (known: {', '.join(TASKS)})",
                         field=f"{where}.question_type")
-    ds = q["distractors"]
-    if not isinstance(ds, list) or not all(isinstance(d, str) for d in ds):
-        raise DataError(p, f"line {ln}: distractors must be a list of strings", field=f"{where}.distractors")
-    if not isinstance(q["answer"], str) or not q["answer"].strip():
-        raise DataError(p, f"line {ln}: answer must be a non-empty string", field=f"{where}.answer")
-    return Query(video_id=str(vid), data_id=q["data_id"], image_name=str(q["image_name"]),
-                 question=str(q["question"]), question_type=qt, granularity=str(q.get("granularity", "")),
-                 answer=q["answer"], answer_location=str(q.get("answer_location", "")),
-                 distractors=tuple(ds), line=ln)
+    ds = want_str_list(q["distractors"], p, f"{where}.distractors")
+    answer = want_str(q["answer"], p, f"{where}.answer", nonempty=True, expected="a non-empty string")
+    return Query(video_id=str(vid), data_id=data_id, image_name=image_name, question=question, question_type=qt,
+                 granularity=granularity, answer=answer, answer_location=location, distractors=tuple(ds), line=ln)
 
 
 def load_queries(path: str | Path) -> list[Query]:
@@ -117,6 +117,8 @@ def load_queries(path: str | Path) -> list[Query]:
         for vid, qs in obj.items():
             if not isinstance(qs, list):
                 raise DataError(p, f"line {ln}: expected a list of queries", field=vid)
+            if not vid.strip():
+                raise DataError(p, f"line {ln}: empty video id", field=vid)
             for j, q in enumerate(qs):
                 query = _query(p, ln, vid, j, q)
                 if query.uid in seen:
@@ -165,10 +167,16 @@ def check_media(qfile: Path, queries: list[Query], videos: Path, images: Path, *
     """Queries whose video ``videos/<video_id>.mp4`` and (when ``need_image``) image exist.
 
     Raises:
-        DataError: naming ``qfile`` with the number of queries lacking media, how many videos /
-            images are missing from which folder (first three named), unless ``skip_missing``;
-            and when no query at all has its media.
+        DataError: naming ``qfile`` and the field when a video id or image name resolves outside
+            its folder (SPEC General rules); naming ``qfile`` with the number of queries lacking
+            media, how many videos / images are missing from which folder (first three named),
+            unless ``skip_missing``; and when no query at all has its media.
     """
+    for q in queries:
+        where = f"{q.video_id}[data_id={q.data_id}]"
+        inside(videos, f"{q.video_id}.mp4", qfile, f"{where} (video id)")
+        if need_image:
+            inside(images, q.image_name, qfile, f"{where}.image_name")
     miss_v = [q for q in queries if not (videos / f"{q.video_id}.mp4").is_file()]
     miss_i = [q for q in queries if need_image and not (images / q.image_name).is_file()]
     missing = {q.uid for q in miss_v} | {q.uid for q in miss_i}

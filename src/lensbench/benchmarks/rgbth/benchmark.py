@@ -81,10 +81,19 @@ class RGBThBench(Benchmark):
             default=DEFAULT_INPUT, description="what each question shows: rgb+thermal (paper: RGB, or RGB then "
             "thermal), thermal-only (third-party re-evaluation: the scene's thermal image, its own context), "
             "rgb-only (the RGB image, RGB-Txt context)")
+        skip_missing: bool = Field(default=False, description="run the units whose images exist; the rest are "
+                                   "counted (n_skipped_missing) instead of being an error")
+
+    def __init__(self, options: BaseModel | None = None):
+        super().__init__(options)
+        self.load_stats: dict[str, Any] = {}
 
     def load(self, data_dir: Path) -> list[Unit]:
-        """Units of ``data_dir`` (see :func:`lensbench.benchmarks.rgbth.data.load_units`). Raises DataError."""
-        return load_units(data_dir, self.options.include_extra_skills, self.options.input)
+        """Units of ``data_dir`` (see :func:`lensbench.benchmarks.rgbth.data.load_units`). Raises DataError
+        (missing images: unless ``--skip-missing``, which counts them in ``n_skipped_missing``)."""
+        self.load_stats = {}
+        return load_units(data_dir, self.options.include_extra_skills, self.options.input,
+                          skip_missing=self.options.skip_missing, stats=self.load_stats)
 
     def expand(self, samples: Sequence[Unit], ctx: RunContext | None = None) -> list[Request]:
         """One request per question: the mode's image(s) (RGB, thermal), then the prompt text.
@@ -141,8 +150,12 @@ class RGBThBench(Benchmark):
         return records
 
     def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """See :func:`lensbench.benchmarks.rgbth.aggregate.aggregate_records`."""
-        return aggregate_records(records)
+        """See :func:`lensbench.benchmarks.rgbth.aggregate.aggregate_records`; counts gain
+        ``n_skipped_missing`` when ``--skip-missing`` left units out."""
+        metrics, counts = aggregate_records(records)
+        for k, v in self.load_stats.items():
+            counts.setdefault(k, v)
+        return metrics, counts
 
     @staticmethod
     def paper_rows() -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lensbench.benchmarks.fields import inside, missing_media, want_list, want_obj, want_str
 from lensbench.core.errors import DataError
 
 __all__ = ["RGB_TXT", "RGB_TH_TXT", "SKILLS", "EXTRA_SKILLS", "PAPER_ABBREVS", "INPUT_MODES", "DEFAULT_INPUT",
@@ -85,12 +86,18 @@ def contradictions(qas: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
     return tuple(q for q, s in answers.items() if len(s) > 1)
 
 
-def load_units(data_dir: Path, include_extra: bool = False, input_mode: str = DEFAULT_INPUT) -> list[Unit]:
+def load_units(data_dir: Path, include_extra: bool = False, input_mode: str = DEFAULT_INPUT, *,
+               skip_missing: bool = False, stats: dict[str, Any] | None = None) -> list[Unit]:
     """Units of ``data_dir`` (the ``Data`` folder with ``Source */<scene>/questions.json``), file order.
 
-    Raises DataError naming the file and field for a malformed file, an unknown skill or data
-    type, a bad answer, or a missing image (in ``thermal-only`` mode: no ``thermal.jpg`` /
-    ``thermal.png`` in the scene folder). Raises ValueError for an unknown ``input_mode``.
+    Every field read is type-checked (:mod:`lensbench.benchmarks.fields`); image paths must resolve
+    inside ``data_dir``. Units whose image is missing are an error listing the counts unless
+    ``skip_missing`` (then left out; ``stats["n_skipped_missing"]`` counts them when ``stats`` is given).
+
+    Raises DataError naming the file and field for a malformed file or field of the wrong type, an
+    unknown skill or data type, a bad answer, an image path leaving the data folder, or missing
+    images (in ``thermal-only`` mode: no ``thermal.jpg`` / ``thermal.png`` in the scene folder).
+    Raises ValueError for an unknown ``input_mode``.
     """
     if input_mode not in INPUT_MODES:
         raise ValueError(f"unknown input mode {input_mode!r}; one of {', '.join(INPUT_MODES)}")
@@ -99,6 +106,9 @@ def load_units(data_dir: Path, include_extra: bool = False, input_mode: str = DE
         raise DataError(data_dir, "no '<Source>/<scene>/questions.json' files found (expected the RGB-Th-Bench "
                                   "'Data' folder)")
     units: list[Unit] = []
+    missing: list[str] = []
+    first_missing: Path | None = None
+    n_all = 0
     for f in files:
         try:
             doc = json.loads(f.read_text(encoding="utf-8"))
@@ -110,9 +120,19 @@ def load_units(data_dir: Path, include_extra: bool = False, input_mode: str = DE
         source_dir = f.parent.parent
         scene_key = f"{source_dir.name}/{f.parent.name}"
         for i, it in enumerate(items):
-            u = _unit(f, i, it, source_dir, scene_key, include_extra, input_mode)
-            if u is not None:
-                units.append(u)
+            u = _unit(Path(data_dir), f, i, it, source_dir, scene_key, include_extra, input_mode)
+            if u is None:
+                continue
+            n_all += 1
+            lack = [p for p in u.images if not Path(p).is_file()]
+            if lack:
+                missing.append(lack[0])
+                first_missing = first_missing or f
+                continue
+            units.append(u)
+    missing_media(first_missing or data_dir, missing, n_all, "units", data_dir, skip=skip_missing)
+    if stats is not None and missing:
+        stats["n_skipped_missing"] = len(missing)
     return units
 
 
@@ -125,15 +145,19 @@ def _thermal_of_scene(f: Path, where: str) -> str:
     raise DataError(f, f"--input thermal-only needs {f.parent / 'thermal.jpg'} (or thermal.png)", field=where)
 
 
-def _unit(f: Path, i: int, it: Any, source_dir: Path, scene_key: str, include_extra: bool,
+def _unit(data_dir: Path, f: Path, i: int, it: Any, source_dir: Path, scene_key: str, include_extra: bool,
           input_mode: str) -> Unit | None:
     where = f"data[{i}]"
-    if not isinstance(it, dict):
-        raise DataError(f, "item is not an object", field=where)
+    want_obj(it, f, where)
     for k in ("data_id", "data_type", "skill_type", "QAs"):
         if k not in it:
             raise DataError(f, "missing field", field=f"{where}.{k}")
-    skill = it["skill_type"]
+    skill = want_str(it["skill_type"], f, f"{where}.skill_type")
+    want_str(it["data_type"], f, f"{where}.data_type")
+    ids = it["data_id"] if isinstance(it["data_id"], list) else [it["data_id"]]
+    for k, rel in enumerate(ids):
+        want_str(rel, f, f"{where}.data_id" + (f"[{k}]" if isinstance(it["data_id"], list) else ""), nonempty=True,
+                 expected="a path string or a [rgb, thermal] pair of strings")
     if skill in SKILLS:
         (abbrev, group), extra = SKILLS[skill], False
     elif skill in EXTRA_SKILLS:
@@ -145,32 +169,26 @@ def _unit(f: Path, i: int, it: Any, source_dir: Path, scene_key: str, include_ex
     n_img = _DATA_TYPES.get(it["data_type"])
     if n_img is None:
         raise DataError(f, f"unknown data_type {it['data_type']!r}", field=f"{where}.data_type")
-    ids = it["data_id"] if isinstance(it["data_id"], list) else [it["data_id"]]
     if len(ids) != n_img:
         raise DataError(f, f"{it['data_type']!r} needs {n_img} image(s), got {len(ids)}", field=f"{where}.data_id")
     expected_group = RGB_TXT if n_img == 1 else RGB_TH_TXT
     if group != expected_group:
         raise DataError(f, f"skill {skill!r} belongs to {group} but data_type is {it['data_type']!r}",
                         field=f"{where}.data_type")
-    images = []
-    for rel in ids:
-        p = source_dir / rel
-        if not p.is_file():
-            raise DataError(f, f"image not found: {p}", field=f"{where}.data_id")
-        images.append(str(p))
+    images = [str(inside(data_dir, rel, f, f"{where}.data_id", base=source_dir)) for rel in ids]
     if input_mode == "thermal-only":
         images = [_thermal_of_scene(f, f"{where}.data_id")]
     elif input_mode == "rgb-only":
         images = images[:1]
     qas = []
-    if not isinstance(it["QAs"], list) or not it["QAs"]:
-        raise DataError(f, "expected a non-empty list", field=f"{where}.QAs")
-    for j, qa in enumerate(it["QAs"]):
-        if not isinstance(qa, dict) or "question" not in qa or "answer" not in qa:
+    for j, qa in enumerate(want_list(it["QAs"], f, f"{where}.QAs", nonempty=True)):
+        want_obj(qa, f, f"{where}.QAs[{j}]")
+        if "question" not in qa or "answer" not in qa:
             raise DataError(f, "needs 'question' and 'answer'", field=f"{where}.QAs[{j}]")
-        ans = str(qa["answer"]).strip().capitalize()
+        question = want_str(qa["question"], f, f"{where}.QAs[{j}].question", nonempty=True)
+        ans = want_str(qa["answer"], f, f"{where}.QAs[{j}].answer").strip().capitalize()
         if ans not in ("Yes", "No"):
             raise DataError(f, f"answer must be Yes or No, got {qa['answer']!r}", field=f"{where}.QAs[{j}].answer")
-        qas.append((str(qa["question"]).strip(), ans))
+        qas.append((question.strip(), ans))
     qas_t = tuple(qas)
     return Unit(scene_key, skill, abbrev, group, extra, tuple(images), qas_t, contradictions(qas_t))
