@@ -17,11 +17,12 @@ from rich.console import Console
 
 from lensbench.core.version import __version__
 from lensbench.backends.providers import PROVIDERS
-from lensbench.benchmarks.registry import all_benchmarks, get_benchmark
-from lensbench.cli.runcmd import REPORT_FORMATS, make_run_command, print_report
+from lensbench.benchmarks.registry import BENCHMARKS, all_benchmarks, get_benchmark
+from lensbench.cli.lazy import lazy_group, run_command_loader, tool_group_loader
+from lensbench.cli.runcmd import REPORT_FORMATS, print_report
 from lensbench.cli.evalcmd import register as register_eval
 from lensbench.cli.helpfmt import install as install_help_format
-from lensbench.cli.tools import mount_tools
+from lensbench.cli.tools import TOOL_GROUPS
 from lensbench.cli.view import register as register_view
 from lensbench.core.console import err_console, fail, guard
 from lensbench.core.errors import LensbenchError
@@ -30,9 +31,11 @@ from lensbench.runtime.folder import iter_samples, load_result
 from lensbench.runtime.rebuild import load_or_rebuild
 
 app = typer.Typer(help="Evaluate multimodal LLMs on IF-Bench, RGB-Th-Bench, IV-Bench, GOBench and GroundingME "
-                       "with their published protocols.", no_args_is_help=True, pretty_exceptions_enable=False)
+                       "with their published protocols.", no_args_is_help=True, pretty_exceptions_enable=False,
+                  cls=lazy_group({name: tool_group_loader(target) for name, target in TOOL_GROUPS}))
+# run commands and tool groups are built on first use (cli/lazy.py): a run imports its own benchmark only
 run_app = typer.Typer(help="Run a benchmark: lensbench run BENCHMARK --data-dir DIR --model SPEC --out RUN_DIR",
-                      no_args_is_help=True)
+                      no_args_is_help=True, cls=lazy_group({name: run_command_loader(name) for name in sorted(BENCHMARKS)}))
 app.add_typer(run_app, name="run")
 out_console = Console()
 
@@ -41,9 +44,6 @@ def _register_all() -> None:
     install_help_format()
     register_view(app)
     register_eval(app)
-    for name, cls in sorted(all_benchmarks().items()):
-        run_app.command(name, help=(cls.__doc__ or cls.title).strip().splitlines()[0])(make_run_command(cls))
-    mount_tools(app)
 
 
 @app.command("report")
