@@ -85,3 +85,12 @@ def test_compare_flips_and_deltas(runs):
 def test_compare_refuses_two_benchmarks(runs):
     with pytest.raises(ValueError):
         compare_runs(load_run(runs[0]), load_run(runs[2]))
+
+
+def test_old_format_records_give_values_without_ci(tmp_path):
+    d = craft_run(tmp_path / "old", "groundingme", "m", n=20)
+    (d / "samples.jsonl").write_text('{"id": "gm0", "status": "correct"}\n', encoding="utf-8")
+    lb = build_leaderboard([load_run(d)], n_resamples=100)
+    cell = next(c for c in lb.cells if c.headline)
+    assert cell.value is not None and cell.ci_low is None and "common shape" in cell.note
+    assert "line 1 is not a sample record" in cell.note and "No CI" in render_leaderboard(lb, "md")

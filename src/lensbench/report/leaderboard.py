@@ -86,7 +86,9 @@ def _run_cells(run: LoadedRun, n_resamples: int, seed: int, all_categories: bool
             v = value if headline else _result_value(metrics, key, c_name)
             cell = Cell(model, bench, key, c_name, v, headline=headline, complete=run.result.complete)
             if t is None or tcat not in t.categories:
-                cell.note = "no sample records in the common shape" if t is None else "category not in records"
+                why = next((p.split(": ", 1)[-1] for p in run.problems if "samples.jsonl" in p), None)
+                cell.note = ("category not in records" if t is not None else
+                             "no sample records in the common shape" + (f" ({why})" if why else ""))
             elif v is None:
                 cell.note = "no value"
             else:
