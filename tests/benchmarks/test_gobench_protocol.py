@@ -56,8 +56,8 @@ def test_benchmark_load_skips_and_errors(gob_data):
     recs = b.load(gob_data)
     assert len(recs) == 45 and all(Path(r.image_path).is_file() for r in recs)
     assert b.load_info["n_images_missing"] == 954 and b.load_info["n_records_total"] == 999
-    with pytest.raises(DataError, match=r"image not found.*954 of 999"):
-        GOBench(GOBench.Options(missing_images="error")).load(gob_data)
+    with pytest.raises(DataError, match=r"954 of 999 records lack media.*--skip-missing"):
+        GOBench(GOBench.Options(skip_missing=False)).load(gob_data)
     only = GOBench(GOBench.Options(categories="refracted_light_images")).load(gob_data)
     assert len(only) == 15 and {r.category for r in only} == {"refracted_light_images"}
 
