@@ -10,7 +10,8 @@ Batching: ``batch_size`` (= ``?batch=N``, default 16) makes the engine hand this
 of requests with the same image / frame count and similar text length
 (:mod:`lensbench.runtime.batching`); a batch is one left-padded ``generate`` call, run in a worker
 thread so the event loop keeps committing replies. At most two batches are in the backend at
-once: one generating on the device while the next one's images are read and processed.
+once (``pipeline_depth``): one generating on the device while the next one's images are read
+and processed.
 
 Lifetime: nothing is imported or loaded until the first batch (a fully cached run never loads
 the model); :meth:`HFBackend.aclose` drops the model. Install: ``pip install 'lensbench[hf]'``.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,9 @@ class HFBackend(Backend):
     Raises (constructor): ConfigError for a bad spec or a local path without config.json.
     """
 
+    #: batches inside the backend at once (2: one generating while the next one is prepared)
+    pipeline_depth: int = 2
+
     def __init__(self, arg: str, config: BackendConfig):
         self.source, self.settings = parse_hf_spec(arg, config.extra.get("hf"))
         cfg = read_model_config(self.source)
@@ -63,8 +68,10 @@ class HFBackend(Backend):
         self.processor: Any = None
         self.device: str | None = None
         self._load_lock = threading.Lock()
-        self._device_lock = threading.Lock()  # one generate on the device at a time
-        self._in_backend = threading.BoundedSemaphore(2)  # one generating + one preparing
+        self._prep_pool: ThreadPoolExecutor | None = None  # reads images, runs the processor
+        self._gen_pool: ThreadPoolExecutor | None = None  # loads the model, runs generate (one at a time)
+        self._slots: asyncio.Semaphore | None = None  # batches inside the backend (pipeline_depth)
+        self._slots_loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------ loading
     def load(self) -> None:
@@ -100,15 +107,24 @@ class HFBackend(Backend):
                 raise ConfigError(f"hf:{self.source}: cannot load the model: {type(exc).__name__}: {exc}") from None
             if dev != "map":
                 model = model.to(dev)
-            model.eval()
-            tok = getattr(processor, "tokenizer", processor)
-            tok.padding_side = "left"  # decoder-only generation pads on the left (reset by from_pretrained)
-            if tok.pad_token_id is None:
-                tok.pad_token = tok.eos_token
-            if model.generation_config.pad_token_id is None:
-                model.generation_config.pad_token_id = tok.pad_token_id
-            self.device = str(model.device) if dev == "map" else dev
-            self.processor, self.model = processor, model
+            self._attach(model, processor)
+
+    def attach(self, model: Any, processor: Any) -> None:
+        """Use an already loaded model and processor (benchmarks, notebooks) instead of loading
+        from the spec's source; the fingerprint still describes the spec's checkpoint."""
+        with self._load_lock:
+            self._attach(model, processor)
+
+    def _attach(self, model: Any, processor: Any) -> None:
+        model.eval()
+        tok = getattr(processor, "tokenizer", processor)
+        tok.padding_side = "left"  # decoder-only generation pads on the left (reset by from_pretrained)
+        if tok.pad_token_id is None:
+            tok.pad_token = tok.eos_token
+        if model.generation_config.pad_token_id is None:
+            model.generation_config.pad_token_id = tok.pad_token_id
+        self.device = str(model.device)
+        self.processor, self.model = processor, model
 
     # ------------------------------------------------------------------ Backend
     async def generate(self, request: Request) -> Completion:
@@ -119,31 +135,52 @@ class HFBackend(Backend):
         return res
 
     async def generate_batch(self, requests: list[Request]) -> list[Completion | TransportError]:
-        """Generate ``requests`` in one left-padded batch in a worker thread (see the module docstring).
+        """Generate ``requests`` in one left-padded batch (see the module docstring).
 
         Requests must share their generation parameters (the engine's batch plan guarantees it).
+        Images are read and processed on one backend thread and ``generate`` runs on another, both
+        long-lived (torch keeps per-thread device state such as cuBLAS handles: a fresh thread per
+        call costs more than a small model's whole step), so the event loop stays free and batch
+        i+1 is prepared while batch i generates.
         """
-        return await asyncio.to_thread(self._run_batch, list(requests))
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots_loop is not loop:
+            self._slots, self._slots_loop = asyncio.Semaphore(self.pipeline_depth), loop
+        prep_pool, gen_pool = self._pools()
+        requests = list(requests)
+        async with self._slots:
+            await loop.run_in_executor(gen_pool, self.load)
+            prepared = await loop.run_in_executor(prep_pool, self._prepare_safe, requests)
+            if isinstance(prepared, list):
+                return prepared
+            return await loop.run_in_executor(gen_pool, self._generate_safe, prepared, requests)
 
-    def _run_batch(self, requests: list[Request]) -> list[Completion | TransportError]:
-        with self._in_backend:
-            self.load()
-            try:
-                inputs, gen_kw = self._prepare(requests)
-            except LensbenchError as exc:
-                if isinstance(exc, TransportError):
-                    raise
-                return [TransportError(str(exc), retryable=False)] * len(requests)
-            except (OSError, ValueError, TypeError) as exc:
-                return [TransportError(f"hf: cannot prepare the batch: {type(exc).__name__}: {exc}",
-                                       retryable=False)] * len(requests)
-            with self._device_lock:
-                try:
-                    return self._generate(inputs, gen_kw, requests)
-                except Exception as exc:  # noqa: BLE001 - e.g. torch.OutOfMemoryError; kept per request
-                    hint = " (lower ?batch=N)" if "out of memory" in str(exc).lower() else ""
-                    return [TransportError(f"hf: generate failed{hint}: {type(exc).__name__}: {exc}",
-                                           retryable=False)] * len(requests)
+    def _pools(self) -> tuple[ThreadPoolExecutor, ThreadPoolExecutor]:
+        if self._prep_pool is None or self._gen_pool is None:
+            self._prep_pool = ThreadPoolExecutor(1, thread_name_prefix="lensbench-hf-prepare")
+            self._gen_pool = ThreadPoolExecutor(1, thread_name_prefix="lensbench-hf-generate")
+        return self._prep_pool, self._gen_pool
+
+    def _prepare_safe(self, requests: list[Request]):
+        """:meth:`_prepare`, or one non-retryable TransportError per request when the batch cannot be built."""
+        try:
+            return self._prepare(requests)
+        except TransportError:
+            raise
+        except LensbenchError as exc:
+            return [TransportError(str(exc), retryable=False)] * len(requests)
+        except (OSError, ValueError, TypeError) as exc:
+            return [TransportError(f"hf: cannot prepare the batch: {type(exc).__name__}: {exc}",
+                                   retryable=False)] * len(requests)
+
+    def _generate_safe(self, prepared, requests: list[Request]) -> list[Completion | TransportError]:
+        inputs, gen_kw = prepared
+        try:
+            return self._generate(inputs.to(self.model.device), gen_kw, requests)
+        except Exception as exc:  # noqa: BLE001 - e.g. torch.OutOfMemoryError; kept per request
+            hint = " (lower ?batch=N)" if "out of memory" in str(exc).lower() else ""
+            return [TransportError(f"hf: generate failed{hint}: {type(exc).__name__}: {exc}",
+                                   retryable=False)] * len(requests)
 
     def _prepare(self, requests: list[Request]):
         """Chat template + processor for the batch (CPU side): returns (inputs on device, generate kwargs)."""
@@ -164,7 +201,7 @@ class HFBackend(Backend):
             media["videos"] = [[load(p) for p in frames] for frames in media["videos"]]
         inputs = self.processor(text=prompts, padding=True, return_tensors="pt", **media)
         gen_kw = generation_kwargs(requests[0], self.settings.max_new_tokens)
-        return inputs.to(self.model.device), gen_kw
+        return inputs, gen_kw
 
     def _generate(self, inputs, gen_kw: dict[str, Any], requests: list[Request]) -> list[Completion]:
         import torch
@@ -193,7 +230,12 @@ class HFBackend(Backend):
         return results
 
     async def aclose(self) -> None:
-        """Drop the model and processor (frees device memory once nothing else holds them)."""
+        """Drop the model and processor (frees device memory once nothing else holds them) and stop
+        the backend's threads (made again if the backend is used afterwards)."""
+        for pool in (self._prep_pool, self._gen_pool):
+            if pool is not None:
+                pool.shutdown(wait=False)
+        self._prep_pool = self._gen_pool = None
         self.model = self.processor = None
 
 
