@@ -214,6 +214,10 @@ class LaunchedServerBackend(Backend):
         """What was done to the images sent."""
         return self._client.media_summary()
 
+    def endpoint_summary(self) -> dict | None:
+        """Requests answered by the launched server."""
+        return self._client.endpoint_summary()
+
     async def generate(self, request: Request) -> Completion:
         """Start the server if needed, then POST through :class:`OpenAIChatBackend`."""
         await self.start()

@@ -2,7 +2,8 @@
 Ollama, OpenAI, Gemini's and other APIs' compatible endpoints).
 
 Images are sent as base64 data URLs in the order the protocol gives; requests are spread
-round-robin over several ``--base-url`` endpoints. Every failure becomes a
+over several ``--base-url`` endpoints by least outstanding requests, an endpoint that keeps
+failing set aside for a while (:mod:`lensbench.backends.endpoints`). Every failure becomes a
 :class:`~lensbench.errors.TransportError`: timeouts, refused/dropped connections, HTTP 429
 (with Retry-After) and 5xx and malformed bodies are retryable; other 4xx are not.
 
@@ -13,7 +14,6 @@ L = 200 ms with httpx, against >= 0.95 with aiohttp).
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 from email.utils import parsedate_to_datetime
@@ -28,6 +28,7 @@ from lensbench.core.urls import check_url, redact_url, split_credentials
 from lensbench.media.transport import MediaPrep
 from lensbench.core.types import Completion, ImagePart, Request, TextPart
 from lensbench.backends.base import Backend, BackendConfig
+from lensbench.backends.endpoints import EndpointPool
 
 __all__ = ["OpenAIChatBackend", "parse_retry_after", "parse_chat_reply"]
 
@@ -80,7 +81,7 @@ class OpenAIChatBackend(Backend):
             self.base_urls.append(plain)
             self._auth.append(aiohttp.BasicAuth(*cred) if cred and not self.api_key else None)
         self.shown_urls = [redact_url(u) for u in urls]
-        self._rr = itertools.cycle(range(len(self.base_urls)))
+        self.pool = EndpointPool(self.shown_urls)
 
     def describe(self) -> str:
         """Where requests go and which key variable is used (no secrets): for the start-up line."""
@@ -152,10 +153,23 @@ class OpenAIChatBackend(Backend):
 
     async def generate(self, request: Request) -> Completion:
         """POST ``/chat/completions``; see the module docstring for the failure mapping."""
-        i = next(self._rr)
+        body = await self.body_bytes(request)
+        i = self.pool.acquire()
+        try:
+            reply = await self._post(i, body)
+        except TransportError as exc:
+            self.pool.release(i, ok=False, counts_as_failure=exc.retryable)
+            raise
+        except BaseException:  # cancelled: neither served nor failed
+            self.pool.release(i, ok=False, counts_as_failure=False)
+            self.pool.stats[i].failed -= 1
+            raise
+        self.pool.release(i, ok=True)
+        return reply
+
+    async def _post(self, i: int, body: bytes) -> Completion:
         url = self.base_urls[i] + "/chat/completions"
         shown = self.shown_urls[i]
-        body = await self.body_bytes(request)
         try:
             async with self._get_session().post(url, data=body, auth=self._auth[i]) as r:
                 status = r.status
@@ -173,6 +187,10 @@ class OpenAIChatBackend(Backend):
     def media_summary(self) -> dict:
         """Which images were passed through and which re-encoded (for the run manifest)."""
         return self.media.summary()
+
+    def endpoint_summary(self) -> dict:
+        """How many requests each endpoint answered / failed / was set aside (for the run manifest)."""
+        return self.pool.summary()
 
     async def aclose(self) -> None:
         """Close the HTTP session and the media pool."""
