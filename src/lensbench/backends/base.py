@@ -79,9 +79,5 @@ class Backend(ABC):
         """How requests were spread over endpoints (served / failed / set aside per endpoint), if any."""
         return None
 
-    def endpoint_summary(self) -> dict | None:
-        """How requests were spread over endpoints (served / failed / set aside per endpoint), if any."""
-        return None
-
     async def aclose(self) -> None:
         """Release connections (default: nothing)."""

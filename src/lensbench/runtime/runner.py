@@ -144,9 +144,6 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
                 endpoints = backends["model"].endpoint_summary()
                 if endpoints is not None:
                     manifest["endpoints"] = endpoints
-                endpoints = backends["model"].endpoint_summary()
-                if endpoints is not None:
-                    manifest["endpoints"] = endpoints
 
     t0 = time.time()
     try:
