@@ -137,3 +137,38 @@ def test_single_request_backends_keep_the_plain_path(tmp_path):
     # the default generate_batch is generate one after another, errors returned in place
     res = asyncio.run(be.generate_batch([mk(0, "q", n_img=0), mk(1, "q", n_img=0)]))
     assert [r.text for r in res] == ["ok", "ok"]
+
+
+def test_each_batch_is_stored_before_the_next_one_is_generated(tmp_path):
+    reqs = [mk(i, "q" * i, n_img=0) for i in range(7)]
+    keys = [r.key_for("fake-batch") for r in reqs]
+    store = RunStore(tmp_path)
+    seen: list[int] = []
+
+    class Watching(FakeBatchBackend):
+        async def generate_batch(self, requests):
+            seen.append(len(store.get_many(keys)))  # the engine's store: rows written so far
+            return await super().generate_batch(requests)
+
+    eng = Engine({"model": Watching(3)}, store, concurrency=1, progress=False)
+    asyncio.run(eng.run(reqs))
+    store.close()
+    assert seen == [0, 3, 6]
+
+
+def test_batched_model_and_single_judge_in_one_call(tmp_path):
+    class Judge(Backend):
+        fingerprint = "judge"
+
+        async def generate(self, request):
+            return Completion(text="judged")
+
+    model = FakeBatchBackend(4)
+    reqs = [mk(i, "q" * i, n_img=0) for i in range(5)]
+    judged = [r.model_copy(update={"id": f"j{i}", "role": "judge"}) for i, r in enumerate(reqs[:2])]
+    store = RunStore(tmp_path)
+    eng = Engine({"model": model, "judge": Judge()}, store, concurrency=2, progress=False)
+    out = asyncio.run(eng.run(reqs + judged))
+    store.close()
+    assert sorted(len(b) for b in model.batches) == [1, 4]
+    assert out["j0"].text == "judged" and out["r4"].text == "answer r4"
