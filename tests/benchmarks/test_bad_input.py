@@ -87,7 +87,22 @@ def gobench_data(root: Path) -> tuple[Path, Path]:
     return d, d / "data_total.json"
 
 
-DATA = {"rgb-th-bench": rgbth_data, "if-bench": ifbench_data, "iv-bench": ivbench_data, "gobench": gobench_data}
+def groundingme_data(root: Path) -> tuple[Path, Path]:
+    """VLMEvalKit-style ``groundingme.tsv`` whose rows name image files (``image_path``) beside it."""
+    _outside(root)
+    d = root / "gm"
+    d.mkdir()
+    rows = ["index\timage_path\tquestion\tanswer\twidth\theight\tsubtask_l1\tsubtask_l2"]
+    for i in range(3):
+        Image.new("RGB", (16, 16), (i, 5, 5)).save(d / f"img{i}.jpg")
+        rows.append(f"{i}\timg{i}.jpg\tthe red cup {i}\t[1, 1, 8, 8]\t16\t16\tDiscriminative\tAppearance")
+    (d / "groundingme.tsv").write_text("\n".join(rows) + "\n")
+    return d, d / "groundingme.tsv"
+
+
+DATA = {"rgb-th-bench": rgbth_data, "if-bench": ifbench_data, "iv-bench": ivbench_data, "gobench": gobench_data,
+        "groundingme": groundingme_data}
+MODEL = {"gobench": "constant:{}", "groundingme": 'constant:{"bbox_2d": [1, 1, 8, 8]}'}  # else: random
 
 
 # --------------------------------------------------------------------------- edits (json path, new value)
@@ -114,17 +129,26 @@ def _edit(bench: str, f: Path, key: str, value) -> None:
                 "QAs": ("data", 0, "QAs")}.get(key, ("data", 0, key))
         edit_json(f, path, value)
     elif bench == "if-bench":
-        path = ("Scene Understanding", 0) + ((key,) if key in ("dst_thermal_path", "dataset") else ("question",) + tuple(key.split(".")))
+        inner = (key,) if key in ("dst_thermal_path", "dataset") else ("question", *key.split("."))
+        path = ("Scene Understanding", 0, *inner)
         edit_json(f, path, value)
     elif bench == "iv-bench":
         edit_jsonl(f, key, value)
+    elif bench == "groundingme":  # key = the TSV column, row 0
+        lines = f.read_text().splitlines()
+        head = lines[0].split("\t")
+        cells = lines[1].split("\t")
+        cells[head.index(key)] = value
+        lines[1] = "\t".join(cells)
+        f.write_text("\n".join(lines) + "\n")
     else:
         edit_json(f, (0, key), value)
 
 
 # (bench, key edited, new value, field named on stderr, words on stderr)
 CASES = [
-    ("rgb-th-bench", "data_id", 3, "data[0].data_id", "expected a path string or a [rgb, thermal] pair of strings, got a number"),
+    ("rgb-th-bench", "data_id", 3, "data[0].data_id",
+     "expected a path string or a [rgb, thermal] pair of strings, got a number"),
     ("rgb-th-bench", "skill_type", ["Scene Understanding"], "data[0].skill_type", "got a list"),
     ("rgb-th-bench", "data_type", ["Single RGB Image"], "data[0].data_type", "got a list"),
     ("rgb-th-bench", "question", {"text": "Is it?"}, "data[0].QAs[0].question", "got an object"),
@@ -137,7 +161,8 @@ CASES = [
     ("if-bench", "en_question", {"q": "x"}, "Scene Understanding[0].question.en_question", "got an object"),
     ("if-bench", "cn_options.B", ["x"], "Scene Understanding[0].question.cn_options.B", "got a list"),
     ("if-bench", "answer", 1, "Scene Understanding[0].question.answer", "got a number"),
-    ("if-bench", "dst_thermal_path", "../../" + OUTSIDE, "Scene Understanding[0].dst_thermal_path", "outside the data folder"),
+    ("if-bench", "dst_thermal_path", "../../" + OUTSIDE, "Scene Understanding[0].dst_thermal_path",
+     "outside the data folder"),
     ("iv-bench", "data_id", [1], "vidA[0].data_id", "expected an integer or a string, got a list"),
     ("iv-bench", "question", {"en": "x"}, "vidA[0].question", "got an object"),
     ("iv-bench", "question_type", ["Existence"], "vidA[0].question_type", "got a list"),
@@ -149,6 +174,8 @@ CASES = [
     ("gobench", "title", 3, "[0].title", "got a number"),
     ("gobench", "image", "../../" + OUTSIDE, "[0].image", "outside the data folder"),
     ("gobench", "image", str(Path("/") / "etc" / "x.png"), "[0].image", "absolute"),
+    ("groundingme", "image_path", "../" + OUTSIDE, "row 0 (index 0).image_path", "outside the data folder"),
+    ("groundingme", "image_path", "/etc/passwd", "row 0 (index 0).image_path", "absolute"),
 ]
 
 runner = CliRunner()
@@ -208,7 +235,8 @@ def _remove_one(bench: str, data: Path) -> None:
     {"rgb-th-bench": lambda: (data / "Source 1" / "Scene 1" / "rgb.jpg").unlink(),
      "if-bench": lambda: (data / "infrared_imgs" / "ir_1.png").unlink(),
      "iv-bench": lambda: (data / "images" / "vidB_2.png").unlink(),
-     "gobench": lambda: (data / "reflect_light_images" / "1.2.png").unlink()}[bench]()
+     "gobench": lambda: (data / "reflect_light_images" / "1.2.png").unlink(),
+     "groundingme": lambda: (data / "img1.jpg").unlink()}[bench]()
 
 
 MISSING = [  # bench, extra flags for the error, items skipped (-1: count the file), counts key
@@ -216,6 +244,7 @@ MISSING = [  # bench, extra flags for the error, items skipped (-1: count the fi
     ("if-bench", [], 1, "n_skipped_missing"),
     ("iv-bench", [], 1, "n_skipped_missing"),
     ("gobench", ["--no-skip-missing"], 1, "n_images_missing"),
+    ("groundingme", [], 1, "n_skipped_missing"),
 ]
 
 
@@ -224,7 +253,7 @@ def test_missing_media_is_counted_error_or_skipped(tmp_path, bench, flags, n_ski
     data, f = DATA[bench](tmp_path)
     _remove_one(bench, data)
     base = ["run", bench, "--data-dir", str(data), "--no-progress", "--format", "json"]
-    model = ["--model", "constant:{}" if bench == "gobench" else "random"]
+    model = ["--model", MODEL.get(bench, "random")]
     r = run_inproc([*base, *model, "--out", str(tmp_path / "a"), *flags])
     assert r.exit_code == 2 and "Traceback" not in r.stderr, r.stderr
     assert f.name in r.stderr and "--skip-missing" in r.stderr and " of " in r.stderr, r.stderr

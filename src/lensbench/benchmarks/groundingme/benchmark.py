@@ -46,6 +46,8 @@ class GroundingME(Benchmark):
         bbox_format: str = Field(default="abs", description="model's box convention: abs (pixels of the image sent), "
                                  "abs-resized (Qwen2.5-VL smart-resized pixels), rel1000 (Qwen3-VL), rel1, "
                                  "yxyx1000 (Gemini [y1,x1,y2,x2])")
+        skip_missing: bool = Field(default=False, description="run the samples whose image file exists (TSV "
+                                   "image_path); the rest are counted (n_skipped_missing) instead of being an error")
         max_pixels: Optional[int] = Field(default=None, ge=1024, description="downscale images above this many pixels "
                                           "(JPEG draft decoding); boxes are mapped back to original pixels")
         official_compat: bool = Field(default=False, description="score with an official scorer's rule (best IoU over "
@@ -82,8 +84,10 @@ class GroundingME(Benchmark):
             return v
 
     def load(self, data_dir: Path) -> list[GMSample]:
-        """HF parquet shards, ``datasets`` Arrow files or VLMEvalKit TSV (:func:`.data.load_groundingme`)."""
-        return load_groundingme(Path(data_dir))
+        """HF parquet shards, ``datasets`` Arrow files or VLMEvalKit TSV (:func:`.data.load_groundingme`);
+        ``--skip-missing`` leaves out (and counts) samples whose image file is missing."""
+        self.load_stats: dict[str, Any] = {}
+        return load_groundingme(Path(data_dir), skip_missing=self.options.skip_missing, stats=self.load_stats)
 
     @property
     def judge_mode(self) -> str | None:
@@ -196,8 +200,11 @@ class GroundingME(Benchmark):
             labels={"L-1": s.subtask_l1, "L-2": s.subtask_l2}, judge=judge, extra=extra)
 
     def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Metrics in percent and counts (:func:`.aggregate.aggregate_records`)."""
-        return aggregate_records(records)
+        """Metrics in percent and counts (:func:`.aggregate.aggregate_records`); ``n_skipped_missing``
+        when ``--skip-missing`` left samples out."""
+        metrics, counts = aggregate_records(records)
+        counts.update(getattr(self, "load_stats", {}))
+        return metrics, counts
 
     def tables(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
         """Table 3, Table 8, rejections/parsing, compat extras, Table 4 (:func:`.report.render_tables`)."""

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lensbench.benchmarks.groundingme.taxonomy import canonical_l1, canonical_l2
+from lensbench.benchmarks.fields import inside, missing_media, want_int_or_str
 from lensbench.core.errors import DataError
 from lensbench.core.extras import require
 
@@ -115,7 +116,7 @@ def _pos_int(value: Any, path: Any, field_name: str, where: str) -> int:
 
 
 def _make_sample(rec: dict[str, Any], image: ImageSource, path: Any, where: str) -> GMSample:
-    sid = str(rec["id"]).strip()
+    sid = str(want_int_or_str(rec["id"], path, "id")).strip()
     if not sid:
         raise DataError(path, f"{where}: empty id", field="id")
     desc = rec.get("description")
@@ -208,9 +209,8 @@ def load_tsv(path: Path) -> list[GMSample]:
             if "image" in names and row.get("image"):
                 src = ImageSource("tsv", str(path), row=i, key=key)
             else:
-                p = Path(row.get("image_path") or "")
-                if not p.is_absolute():
-                    p = path.parent / p
+                rel = row.get("image_path") or ""  # SPEC: must resolve inside the TSV's folder
+                p = inside(path.parent, rel, path, f"row {i} (index {key}).image_path") if rel else path.parent
                 src = ImageSource("file", str(p))
             rec = {"id": row.get("id") or key, "description": row["question"], "bbox": row["answer"],
                    "subtask_l1": row["subtask_l1"], "subtask_l2": row["subtask_l2"],
@@ -219,15 +219,20 @@ def load_tsv(path: Path) -> list[GMSample]:
     return out
 
 
-def load_groundingme(data_dir: Path) -> list[GMSample]:
+def load_groundingme(data_dir: Path, *, skip_missing: bool = False, stats: dict | None = None) -> list[GMSample]:
     """Load a local copy of GroundingME: a ``.tsv`` / ``.parquet`` file, or a folder holding
     ``groundingme.tsv``, HF parquet shards (``data/test-*.parquet``; test shards preferred) or
     the Arrow files of a ``datasets`` cache / ``save_to_disk`` folder.
 
+    Image files named by a TSV's ``image_path`` must exist (else an error with counts, unless
+    ``skip_missing``: left out, ``stats["n_skipped_missing"]`` counts them).
+
     Raises:
-        DataError: nothing loadable, duplicate ids, or a bad field (names file and field).
+        DataError: nothing loadable, duplicate ids, a bad field (names file and field), an image
+            path leaving the data folder, or missing image files (unless ``skip_missing``).
     """
     p = Path(data_dir)
+    src = p  # the data file naming the images (for the missing-media message)
     if p.is_file() and p.suffix.lower() == ".tsv":
         samples = load_tsv(p)
     elif p.is_file() and p.suffix.lower() == ".parquet":
@@ -246,7 +251,8 @@ def load_groundingme(data_dir: Path) -> list[GMSample]:
             if not (named or tsvs):
                 raise DataError(p, "no GroundingME data: expected HF parquet shards (data/test-*.parquet) "
                                    "or VLMEvalKit's groundingme.tsv")
-            samples = load_tsv((named or tsvs)[0])
+            src = (named or tsvs)[0]
+            samples = load_tsv(src)
     else:
         raise DataError(p, "no such file or folder")
     seen: set[str] = set()
@@ -256,7 +262,13 @@ def load_groundingme(data_dir: Path) -> list[GMSample]:
         seen.add(s.id)
     if not samples:
         raise DataError(p, "no samples")
-    return samples
+    lack = [s for s in samples if s.image.kind == "file" and not Path(s.image.path).is_file()]
+    missing_media(src, [s.image.path for s in lack], len(samples), "samples", p if p.is_dir() else p.parent,
+                  skip=skip_missing)
+    if lack and stats is not None:
+        stats["n_skipped_missing"] = len(lack)
+    gone = {s.id for s in lack}
+    return [s for s in samples if s.id not in gone] if lack else samples
 
 
 
@@ -325,11 +337,10 @@ def _image_cell_bytes(cell: Any, parquet: Path, s: GMSample) -> bytes:
     if isinstance(cell, dict):
         if cell.get("bytes"):
             return bytes(cell["bytes"])
-        if cell.get("path"):
-            p = Path(cell["path"])
-            for cand in (p, parquet.parent / p):
-                if cand.is_file():
-                    return cand.read_bytes()
+        if cell.get("path"):  # SPEC: a path named by the data must resolve inside its folder
+            cand = inside(parquet.parent, str(cell["path"]), parquet, f"sample {s.id!r} image.path")
+            if cand.is_file():
+                return cand.read_bytes()
     elif isinstance(cell, (bytes, bytearray)):
         return bytes(cell)
     raise DataError(parquet, f"sample {s.id!r}: image has neither bytes nor a readable path", field="image")
