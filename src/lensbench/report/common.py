@@ -36,6 +36,13 @@ def counts_table(results: Sequence[RunResult], columns: Sequence[tuple[str, str]
     return render_table(["Model"] + [h for h, _k in columns], rows, fmt, title=title)
 
 
+def skipped_notes(results: Sequence[RunResult], what: str = "item(s)") -> str:
+    """One sentence per run that ``--skip-missing`` shortened: ``counts["n_skipped_missing"]`` items
+    left out for missing media (not scored, not in any mean). Empty when none was skipped."""
+    return "".join(f"Run {r.run_dir or r.model}: {r.counts['n_skipped_missing']} {what} skipped for missing media "
+                   "(--skip-missing); not scored.\n" for r in results if r.counts.get("n_skipped_missing"))
+
+
 def incomplete_notes(results: Sequence[RunResult], what: str = "request(s)", extra: str = "") -> str:
     """One sentence per incomplete run: how many units failed in transport and how to retry them."""
     lines = []

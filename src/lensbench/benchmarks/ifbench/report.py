@@ -14,7 +14,7 @@ from lensbench.benchmarks.ifbench.analyses import (norm_name, paper_table, parse
 from lensbench.benchmarks.ifbench.data import ABBREVS, COLUMNS
 from lensbench.benchmarks.ifbench.prompts import INPUT_LABELS, INPUTS
 from lensbench.core.results import RunResult
-from lensbench.report.common import run_label
+from lensbench.report.common import run_label, skipped_notes
 from lensbench.report.tables import render_table
 
 __all__ = ["render", "render_inputs", "render_scale", "render_thinking", "facts", "label", "setting"]
@@ -132,6 +132,8 @@ def render(results: Sequence[RunResult], fmt: str = "md", with_paper: bool = Fal
             parts.append(f"Run {r.run_dir or r.model} is incomplete: {r.counts.get('n_error')} request(s) failed "
                          f"in transport (model or parser) and {r.counts.get('n_units_missing')} (question, language) "
                          "unit(s) are left out; re-run with the same --out to retry them.\n")
+    if skipped_notes(results, "question(s)"):
+        parts.append(skipped_notes(results, "question(s)"))
     return "\n".join(parts)
 
 
