@@ -62,6 +62,7 @@ def _count(pg) -> int:
 def test_loads_without_console_errors(page):
     assert page.errors == []
     assert page.locator("#tab-summary table.tbl").count() >= 2
+    assert "model-b" in page.locator("#tab-summary .leaderboard").inner_text()  # leaderboard with CIs
     assert _count(page) == 60 + 60 + 32 + 8
 
 

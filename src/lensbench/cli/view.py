@@ -61,6 +61,15 @@ def _metrics_md(results) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _leaderboard_html(runs: Sequence[LoadedRun], n_resamples: int, seed: int) -> str:
+    """The headline leaderboard (with CIs) as HTML for the viewer's summary tab."""
+    from lensbench.report.leaderboard import build_leaderboard, render_leaderboard
+    from lensbench.report.viewer import md_to_html
+
+    lb = build_leaderboard(list(runs), n_resamples=n_resamples, seed=seed, all_categories=False)
+    return md_to_html(render_leaderboard(lb, "md"))
+
+
 def _comparisons(runs: Sequence[LoadedRun], n_resamples: int, seed: int) -> list[dict[str, Any]]:
     """Every later run of a benchmark against its first run (A = first)."""
     from lensbench.report.compare import compare_runs
@@ -103,7 +112,9 @@ def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bo
         except Exception as exc:  # plots are extras: never lose the viewer for them
             console.print(f"[yellow]plots skipped: {type(exc).__name__}: {exc}[/]", highlight=False)
     comps = _comparisons(runs, n_resamples, seed) if compare else []
-    html, images = build_viewer(runs, tables=benchmark_tables_html(runs), comparisons=comps, figures=figs,
+    tables = benchmark_tables_html(runs)
+    tables["_leaderboard"] = _leaderboard_html(runs, n_resamples, seed)
+    html, images = build_viewer(runs, tables=tables, comparisons=comps, figures=figs,
                                 embed=embed, max_thumbs=max_thumbs, **({"chunk": chunk} if chunk else {}),
                                 title="lensbench: " + ", ".join(sorted({r.benchmark for r in runs})))
     if out is not None:

@@ -79,6 +79,7 @@
   function renderSummary() {
     var box = document.getElementById('tab-summary');
     var benches = uniq(R.map(function (r) { return r.benchmark; }));
+    if (D.tables._leaderboard) box.appendChild(h('div', { cls: 'leaderboard', html: D.tables._leaderboard }));
     benches.forEach(function (b) {
       var sec = h('div', { cls: 'bench', 'data-bench': b }, h('h2', { text: b }));
       if (D.tables[b]) sec.appendChild(h('div', { html: D.tables[b] }));
