@@ -26,6 +26,7 @@ def test_missing_module_gives_hint(monkeypatch):
 
 def test_missing_dependency_of_module_is_named(monkeypatch):
     monkeypatch.setitem(sys.modules, "scipy", None)
+    monkeypatch.setitem(sys.modules, "scipy.stats", None)  # may be imported already by other tests
     with pytest.raises(MissingExtraError, match=r"pip install 'lensbench\[stats\]'"):
         require("scipy.stats", "stats")
 
