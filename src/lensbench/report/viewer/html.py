@@ -143,7 +143,8 @@ def md_to_html(md: str) -> str:
                 i += 1
             if rows:
                 head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
-                body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows[1:])
+                body = "".join(("<tr class='paper'>" if r and r[0].endswith("(paper)") else "<tr>")
+                               + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows[1:])
                 out.append(f"<table class='tbl'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
             continue
         h = re.match(r"^(#{1,6})\s+(.*)$", line)
