@@ -21,6 +21,7 @@ from lensbench.benchmarks.registry import BENCHMARKS, all_benchmarks, get_benchm
 from lensbench.cli.lazy import lazy_group, run_command_loader, tool_group_loader
 from lensbench.cli.runcmd import REPORT_FORMATS, print_report
 from lensbench.cli.evalcmd import register as register_eval
+from lensbench.cli.mergecmd import register as register_merge
 from lensbench.cli.helpfmt import install as install_help_format
 from lensbench.cli.tools import TOOL_GROUPS
 from lensbench.cli.view import register as register_view
@@ -44,6 +45,7 @@ def _register_all() -> None:
     install_help_format()
     register_view(app)
     register_eval(app)
+    register_merge(app)
 
 
 @app.command("report")

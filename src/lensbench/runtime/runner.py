@@ -34,6 +34,7 @@ from lensbench.runtime.folder import MANIFEST, RESULT, load_result, write_json, 
 from lensbench.runtime.lock import RunLock
 from lensbench.runtime.store import RunStore
 from lensbench.runtime.session import EndpointSettings, Session, build_backend
+from lensbench.runtime.shards import select_shard
 
 __all__ = ["RunSettings", "run_benchmark", "arun_benchmark", "build_backends", "load_result"]
 
@@ -98,18 +99,24 @@ async def arun_benchmark(bench: Benchmark, settings: RunSettings, *, console=Non
             if old.get("model_fingerprint") != backends["model"].fingerprint:
                 raise ConfigError(f"{out} holds a run of model {old.get('model_spec')!r} "
                                   f"({old.get('model_fingerprint')}); use another --out for {s.model!r}")
+            if (old.get("settings") or {}).get("shard") != s.shard:
+                raise ConfigError(f"{out} holds shard {(old.get('settings') or {}).get('shard')} of a run, not "
+                                  f"{s.shard}; use one --out per shard")
         if not offline:
             check_earlier_run(out, s.yes)
         samples = bench.load(data_dir)
         n_loaded = len(samples)
         if s.limit:
             samples = samples[: s.limit]
+        shard = None
+        if s.shard:
+            samples, shard = select_shard(samples, s.shard, _fingerprint)
         return await _run_locked(bench, s, out, data_dir, samples, n_loaded, backends, console, offline,
-                                 limiters)
+                                 limiters, shard)
 
 
 async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples, n_loaded: int, backends, console,
-                      offline: bool, limiters) -> RunResult:
+                      offline: bool, limiters, shard: dict | None = None) -> RunResult:
     model_name = s.model_name or backends["model"].display_name or s.model
     session = Session(out, backends, concurrency=s.concurrency, progress=s.progress, console=console, seed=s.seed,
                       retry=RetryPolicy(max_retries=s.max_retries, max_retry_after_s=s.max_retry_after),
@@ -126,6 +133,8 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
         "limit": s.limit, "options": bench.options.model_dump(mode="json"), "settings": s.recorded(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+    if shard is not None:
+        manifest["shard"] = shard
     _save_manifest(out, store, manifest)
     ctx = RunContext(run_dir=out, data_dir=data_dir, seed=s.seed, generate=session.generate,
                      has_judge="judge" in backends, model_name=model_name, param_overrides=s.overrides(),
@@ -160,6 +169,10 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
     partial = s.limit is not None and len(samples) < n_loaded
     if partial:
         extra["partial"] = f"first {len(samples)} of {n_loaded} samples (--limit)"
+    if shard is not None:
+        partial = True
+        extra["partial"] = (f"shard {shard['index']}/{shard['count']}: {len(samples)} of "
+                            f"{shard['n_samples_unsharded']} samples (--shard; join the shards with 'lensbench merge')")
     result = RunResult(benchmark=bench.name, model=model_name, metrics=metrics, counts=counts,
                        options=bench.options.model_dump(mode="json"),
                        complete=counts.get("n_error", 0) == 0 and not partial, run_dir=str(out), extra=extra)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from lensbench.core.errors import ConfigError
 from lensbench.core.urls import redact_url
@@ -48,8 +48,23 @@ class RunSettings(BaseModel):
     max_retries: int = Field(default=6, ge=0, description="retries of a failed call (timeouts, 429, 5xx, dropped)")
     max_retry_after: float = Field(default=120.0, ge=0, description="longest Retry-After wait obeyed (s)")
     progress: bool = Field(default=True, description="show progress (a bar on a terminal, a line every 30 s otherwise)")
+    shard: str | None = Field(default=None, description="run only shard I/N of the samples (0 <= I < N: samples I, "
+                                                        "I+N, ...), e.g. one per SLURM array task; join the shard "
+                                                        "folders with 'lensbench merge'")
     yes: bool = Field(default=False, description="re-send every request when the folder shows an earlier run whose "
                                                  "store is missing or empty")
+
+    @field_validator("shard")
+    @classmethod
+    def _check_shard(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        from lensbench.runtime.shards import parse_shard
+        try:
+            i, n = parse_shard(v)
+        except ConfigError as exc:
+            raise ValueError(str(exc).removeprefix("--shard ")) from None
+        return f"{i}/{n}"
 
     def overrides(self) -> dict[str, Any]:
         """Generation-parameter overrides given by the user (None = keep the protocol's)."""

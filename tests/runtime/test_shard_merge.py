@@ -1,0 +1,175 @@
+"""--shard I/N and lensbench merge: shards cover every sample once; the merged run equals an unsharded
+run (metrics, counts, samples); conflicts, missing shards and mismatched jobs are refused."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lensbench.benchmarks.registry import get_benchmark
+from lensbench.core.errors import ConfigError
+from lensbench.runtime.merge import merge_runs
+from lensbench.runtime.runner import run_benchmark
+from lensbench.runtime.settings import RunSettings
+from lensbench.runtime.shards import parse_shard
+from lensbench.testing.data import make_rgbth_release
+from lensbench.testing.server import FakeOpenAIServer
+
+
+def reply(body: dict) -> str:
+    """Deterministic, content-dependent replies (so wrong answers appear too)."""
+    text = json.dumps(body["messages"])
+    return "Yes" if sum(map(ord, text)) % 3 else "No"
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    return make_rgbth_release(tmp_path_factory.mktemp("d"), n_scenes=3, questions_per_unit=3)
+
+
+def run(data: Path, out: Path, url: str, **kw):
+    bench = get_benchmark("rgb-th-bench")(None)
+    return run_benchmark(bench, RunSettings(model="openai:m", base_url=[url], data_dir=data, out=out, progress=False,
+                                            **kw))
+
+
+def samples(run_dir: Path) -> list[dict]:
+    rows = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
+    for r in rows:
+        r.pop("latency_s", None)
+    return rows
+
+
+@pytest.mark.parametrize("text, want", [("0/1", (0, 1)), ("2/3", (2, 3)), (" 1 / 4 ", (1, 4))])
+def test_parse_shard(text, want):
+    assert parse_shard(text) == want
+
+
+@pytest.mark.parametrize("text", ["3/3", "1/0", "-1/3", "a/b", "1", ""])
+def test_bad_shards_are_refused(text):
+    with pytest.raises(ConfigError):
+        parse_shard(text)
+    with pytest.raises(Exception, match="shard"):
+        RunSettings(model="random", out="x", shard=text)
+
+
+@pytest.fixture(scope="module")
+def shard_job(data, tmp_path_factory):
+    root = tmp_path_factory.mktemp("job")
+    with FakeOpenAIServer(reply) as srv:
+        full = run(data, root / "full", srv.url)
+        n_full = sum(srv.answered.values())
+        srv.answered.clear()
+        shards = [run(data, root / f"s{i}", srv.url, shard=f"{i}/3") for i in range(3)]
+        answered = dict(srv.answered)
+    return root, full, n_full, shards, answered
+
+
+def test_shards_cover_every_sample_once_and_are_partial(shard_job):
+    root, full, n_full, shards, answered = shard_job
+    ids = [r["sample_id"] for i in range(3) for r in samples(root / f"s{i}")]
+    assert sorted(ids) == sorted(r["sample_id"] for r in samples(root / "full"))
+    assert len(ids) == len(set(ids))
+    assert all(not s.complete and "shard" in s.extra["partial"] for s in shards)
+    man = json.loads((root / "s1" / "run.json").read_text())
+    assert man["shard"]["index"] == 1 and man["shard"]["count"] == 3
+    assert man["shard"]["n_samples_unsharded"] == man["n_samples_loaded"] > man["n_samples"]
+    # each request answered once over the three shards, and as many as the unsharded run sent
+    assert set(answered.values()) == {1} and len(answered) == n_full
+
+
+def test_merged_run_equals_the_unsharded_run(shard_job):
+    root, full, _, _, _ = shard_job
+    merged = merge_runs([root / "s2", root / "s0", root / "s1"], root / "merged")
+    assert merged.metrics == full.metrics and merged.counts == full.counts
+    assert merged.complete and "partial" not in merged.extra
+    assert samples(root / "merged") == samples(root / "full")
+    man = json.loads((root / "merged" / "run.json").read_text())
+    assert "shard" not in man and man["merged_from"]["shards"] == 3
+    assert man["n_samples"] == json.loads((root / "full" / "run.json").read_text())["n_samples"]
+    # the report command reads it like any run
+    r = subprocess.run([sys.executable, "-m", "lensbench", "report", str(root / "merged"), "--format", "json"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and json.loads(r.stdout)["metrics"] == full.metrics
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    import shutil
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_duplicate_rows_are_kept_once_and_ok_beats_error(shard_job, tmp_path):
+    root = shard_job[0]
+    s0, s1, s2 = (_copy(root / f"s{i}", tmp_path / f"s{i}") for i in range(3))
+    with sqlite3.connect(s0 / "responses.sqlite") as a, sqlite3.connect(s1 / "responses.sqlite") as b:
+        row = a.execute("SELECT * FROM responses LIMIT 1").fetchone()
+        cols = ",".join("?" * len(row))
+        b.execute(f"INSERT INTO responses VALUES ({cols})", row)  # the same ok row in two shards
+        err = a.execute("SELECT * FROM responses LIMIT 1 OFFSET 1").fetchone()
+        b.execute(f"INSERT INTO responses VALUES ({cols})",
+                  (err[0], err[1], err[2], "error", None, None, "HTTP 500", *err[7:]))  # an error row for an ok key
+    merged = merge_runs([s0, s1, s2], tmp_path / "m")
+    assert merged.counts == shard_job[1].counts
+    info = json.loads((tmp_path / "m" / "run.json").read_text())["merged_from"]
+    assert info["duplicates"] == 2 and info["rows_merged"] == info["rows_read"] - 2
+
+
+def test_conflicting_replies_name_both_folders(shard_job, tmp_path):
+    root = shard_job[0]
+    s0, s1, s2 = (_copy(root / f"s{i}", tmp_path / f"s{i}") for i in range(3))
+    with sqlite3.connect(s0 / "responses.sqlite") as a, sqlite3.connect(s2 / "responses.sqlite") as b:
+        row = list(a.execute("SELECT * FROM responses LIMIT 1").fetchone())
+        row[4] = "Maybe"
+        b.execute(f"INSERT INTO responses VALUES ({','.join('?' * len(row))})", row)
+    with pytest.raises(ConfigError, match="conflict") as ei:
+        merge_runs([s0, s1, s2], tmp_path / "m")
+    assert str(s0) in str(ei.value) and str(s2) in str(ei.value)
+    assert not (tmp_path / "m" / "run.json").exists()
+
+
+def test_missing_duplicate_and_foreign_shards_are_refused(shard_job, data, tmp_path):
+    root = shard_job[0]
+    with pytest.raises(ConfigError, match=r"shards missing: 1/3"):
+        merge_runs([root / "s0", root / "s2"], tmp_path / "a")
+    with pytest.raises(ConfigError, match=r"shard 0/3 given twice"):
+        merge_runs([root / "s0", root / "s0", root / "s1", root / "s2"], tmp_path / "b")
+    with pytest.raises(ConfigError, match="not a shard run"):
+        merge_runs([root / "full", root / "s0"], tmp_path / "c")
+    with FakeOpenAIServer(reply) as srv:
+        run(data, tmp_path / "t1", srv.url, shard="1/3", temperature=0.5)
+    with pytest.raises(ConfigError, match="generation_overrides differs"):
+        merge_runs([root / "s0", tmp_path / "t1", root / "s2"], tmp_path / "d")
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "x").write_text("x")
+    with pytest.raises(ConfigError, match="not empty"):
+        merge_runs([root / "s0", root / "s1", root / "s2"], tmp_path / "busy")
+
+
+def test_a_shard_folder_is_not_resumed_as_another_shard(shard_job, data):
+    root = shard_job[0]
+    with pytest.raises(ConfigError, match="holds shard 0/3"):
+        run(data, root / "s0", "http://127.0.0.1:9/v1", shard="1/3")
+
+
+def test_cli_shard_and_merge(data, tmp_path):
+    with FakeOpenAIServer(reply) as srv:
+        for i in range(2):
+            r = subprocess.run([sys.executable, "-m", "lensbench", "run", "rgb-th-bench", "--data-dir", str(data),
+                                "--model", "openai:m", "--base-url", srv.url, "--out", str(tmp_path / f"s{i}"),
+                                "--shard", f"{i}/2", "--no-progress"], capture_output=True, text=True, timeout=120)
+            assert r.returncode == 0, r.stderr
+            assert "partial run: shard" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "lensbench", "merge", str(tmp_path / "s0"), str(tmp_path / "s1"),
+                        "--out", str(tmp_path / "m")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "m" / "result.json").read_text())["complete"] is True
+    r = subprocess.run([sys.executable, "-m", "lensbench", "run", "rgb-th-bench", "--data-dir", str(data),
+                        "--model", "random", "--out", str(tmp_path / "x"), "--shard", "2/2"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--shard" in r.stderr and "0 <= I < N" in r.stderr
