@@ -1,0 +1,161 @@
+"""Edge cases of the shared scoring helpers that mutation testing (devtools/mutate.py) found unguarded.
+
+Every expected value is worked out by hand (shown in the comments) or by an independent library
+(numpy / scipy / math.comb), never by calling the code under test twice.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from lensbench.scoring.bbox import (box_from_value, center_in_box, find_key_boxes, iou, scale_box, smart_resize,
+                                    to_original_pixels)
+from lensbench.scoring.metrics import binomial_threshold, correlation, mean
+from lensbench.scoring.text import extract_json_object, parse_yes_no, strip_reasoning
+
+
+# ------------------------------------------------------------------------------------------------ bbox
+def test_key_boxes_nested_null_and_quoted_numbers():
+    text = 'a {"bbox_2d": [[10, 20, 30, 40]]} b bbox_2d = null c \'bbox_2d\': ["1", \'2\', 3, 4.5] d bbox_2d: [1, 2, 3]'
+    # nested list -> unwrapped; null -> None; quoted numbers read by the numeric fallback; 3 numbers skipped
+    assert find_key_boxes(text) == [(10.0, 20.0, 30.0, 40.0), None, (1.0, 2.0, 3.0, 4.5)]
+
+
+def test_key_box_followed_by_a_brace_is_cut_at_its_bracket():
+    # the value is exactly "[1, 2, 3, 4]"; the following "}" must not be read as part of it
+    assert find_key_boxes('{"bbox_2d": [1, 2, 3, 4]}') == [(1.0, 2.0, 3.0, 4.0)]
+    assert find_key_boxes("bbox_2d: [5, 6, 7, 8]}") == [(5.0, 6.0, 7.0, 8.0)]
+
+
+def test_box_from_value_cases():
+    assert box_from_value(None) == (True, None)
+    assert box_from_value([[1, 2, 3, 4]]) == (True, (1.0, 2.0, 3.0, 4.0))
+    assert box_from_value(["x", 1, 2, 3]) == (False, None)
+    assert box_from_value([1, 2, 3, float("nan")]) == (False, None)
+    assert box_from_value([1, 2, 3]) == (False, None)
+    assert box_from_value([[1, 2, 3, 4], [5, 6, 7, 8]]) == (False, None)
+
+
+def test_iou_asymmetric_boxes():
+    a, b = (0.0, 0.0, 4.0, 2.0), (1.0, 1.0, 5.0, 4.0)
+    # overlap x 1..4 (3), y 1..2 (1) -> 3; areas 8 and 12; union 17
+    assert iou(a, b) == pytest.approx(3 / 17)
+    assert iou(b, a) == pytest.approx(3 / 17)
+    # b inside a: 2x1 inside 4x2 -> 2 / 8
+    assert iou((0, 0, 4, 2), (1, 0.5, 3, 1.5)) == pytest.approx(0.25)
+
+
+def test_iou_disjoint_degenerate_and_missing():
+    # apart in x, overlapping in y: no intersection
+    assert iou((0, 0, 1, 1), (2, 0, 3, 1)) == 0.0
+    # apart in y, overlapping in x
+    assert iou((0, 0, 1, 1), (0, 2, 1, 3)) == 0.0
+    # zero-area boxes: union 0 -> 0, not 1
+    assert iou((0, 0, 0, 0), (0, 0, 0, 0)) == 0.0
+    assert iou(None, (0, 0, 1, 1)) == 0.0
+    assert iou((0, 0, 1, 1), None) == 0.0
+    assert iou((0, 0, 1, 1), (0, 0, 1, 1)) == 1.0
+
+
+def test_center_in_box_inside_outside_and_borders():
+    gt = (0.0, 0.0, 10.0, 20.0)
+    assert center_in_box(gt, (10, 10, 10, 30)) is True        # centre (10, 20): corner, borders included
+    assert center_in_box(gt, (0, 0, 0, 0)) is True            # centre (0, 0): other corner
+    assert center_in_box(gt, (12, 0, 12, 2)) is False          # centre x 12 > 10
+    assert center_in_box(gt, (2, 0, 4, 2)) is True             # centre (3, 1)
+    assert center_in_box(gt, (2, 30, 4, 30)) is False          # centre y 30 > 20
+    assert center_in_box(gt, (-4, 0, -2, 2)) is False          # centre x -3 < 0
+
+
+def test_smart_resize_round_scale_down_scale_up_and_aspect_limit():
+    # defaults (factor 28): round(1000/28)=36 -> 1008, round(2000/28)=71 -> 1988; 1008*1988 within bounds
+    assert smart_resize(1000, 2000) == (1008, 1988)
+    # over max_pixels: beta = sqrt(100*200/5000) = 2 -> floor(100/2/10)*10 = 50, floor(200/2/10)*10 = 100
+    assert smart_resize(100, 200, factor=10, min_pixels=100, max_pixels=5000) == (50, 100)
+    # under min_pixels: beta = sqrt(3200/800) = 2 -> ceil(20*2/10)*10 = 40, ceil(40*2/10)*10 = 80
+    assert smart_resize(20, 40, factor=10, min_pixels=3200, max_pixels=10 ** 6) == (40, 80)
+    # aspect ratio exactly 200 is allowed: h -> max(28, 0) = 28, w -> round(200/28)=7 -> 196
+    assert smart_resize(1, 200) == (28, 196)
+    with pytest.raises(ValueError):
+        smart_resize(1, 201)
+
+
+def test_scale_box_and_conventions():
+    assert scale_box((1, 2, 3, 4), 2, 3) == (2, 6, 6, 12)
+    box = (100, 200, 300, 400)
+    # abs: sent 100x50, original 200x200 -> sx 2, sy 4
+    assert to_original_pixels((10, 10, 20, 20), "abs", sent_size=(100, 50), orig_size=(200, 200)) == (20, 40, 40, 80)
+    # rel1000 on a 2000x500 original -> sx 2, sy 0.5
+    assert to_original_pixels(box, "rel1000", sent_size=(1, 1), orig_size=(2000, 500)) == (200, 100, 600, 200)
+    # yxyx1000: (y1, x1, y2, x2) -> x1=200, y1=100, x2=400, y2=300, scaled 2 / 0.5
+    assert to_original_pixels(box, "yxyx1000", sent_size=(1, 1), orig_size=(2000, 500)) == (400, 50, 800, 150)
+    assert to_original_pixels((0.1, 0.2, 0.5, 1.0), "rel1", sent_size=(1, 1), orig_size=(200, 100)) == \
+        pytest.approx((20, 20, 100, 100))
+    # abs-resized: sent 2000x1000 -> smart_resize(1000, 2000) = (1008, 1988); original 1000x500
+    got = to_original_pixels((1988, 1008, 1988, 1008), "abs-resized", sent_size=(2000, 1000), orig_size=(1000, 500))
+    assert got == pytest.approx((1000, 500, 1000, 500))
+
+
+# ------------------------------------------------------------------------------------------------ metrics
+def test_mean_skips_none():
+    assert mean([1.0, None, 2.0]) == 1.5
+    assert mean([]) is None
+    assert mean([None]) is None
+
+
+def test_correlation_against_numpy_and_scipy():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    x, y = [1.0, 2.0, 2.0, 3.0, 5.0, 8.0], [2.0, 1.0, 4.0, 3.0, 5.0, 4.0]
+    got = correlation(x, y)
+    assert got["n"] == 6
+    assert got["PLCC"] == pytest.approx(np.corrcoef(x, y)[0, 1], abs=1e-12)
+    assert got["SRCC"] == pytest.approx(scipy_stats.spearmanr(x, y)[0], abs=1e-12)
+    # ranks with ties by hand: x -> 1, 2.5, 2.5, 4, 5, 6; y -> 2, 1, 4.5, 3, 6, 4.5
+    assert got["SRCC"] == pytest.approx(np.corrcoef([1, 2.5, 2.5, 4, 5, 6], [2, 1, 4.5, 3, 6, 4.5])[0, 1])
+    assert correlation([1, 2], [1, 2])["PLCC"] is None
+    assert correlation([1, 1, 1], [1, 2, 3])["SRCC"] is None
+
+
+def _exact_threshold(n: int, p: float, alpha: float) -> float:
+    """Least k with P(X >= k) < alpha, from exact binomial sums (math.comb)."""
+    for k in range(n + 1):
+        tail = sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k, n + 1))
+        if tail < alpha:
+            return 100.0 * k / n
+    return 100.0 * (n + 1) / n
+
+
+@pytest.mark.parametrize("n,p", [(20, 0.5), (30, 0.25), (7, 0.3), (12, 0.6)])
+def test_binomial_threshold_exact(n, p):
+    assert binomial_threshold(n, p) == pytest.approx(_exact_threshold(n, p, 0.05))
+    assert binomial_threshold(n, p, 0.01) == pytest.approx(_exact_threshold(n, p, 0.01))
+
+
+def test_binomial_threshold_hand_value_and_bad_input():
+    # n=20, p=0.5: P(X>=15)=0.0207 < 0.05 <= P(X>=14)=0.0577 -> 15/20
+    assert binomial_threshold(20, 0.5) == 75.0
+    for n, p in ((0, 0.5), (10, 0.0), (10, 1.0)):
+        with pytest.raises(ValueError):
+            binomial_threshold(n, p)
+
+
+# ------------------------------------------------------------------------------------------------ text
+def test_strip_reasoning_open_and_dangling_tags():
+    assert strip_reasoning("Hello") == "Hello"
+    assert strip_reasoning("answer <think>unfinished") == "answer"
+    assert strip_reasoning("trace</think> Yes") == "Yes"
+    assert strip_reasoning("<think>a</think>No") == "No"
+    assert parse_yes_no("yes") == "Yes"
+    assert parse_yes_no("Nope, no.") == "No"
+
+
+def test_extract_json_object_strings_escapes_and_nesting():
+    assert extract_json_object('{"a": 1}') == '{"a": 1}'
+    assert extract_json_object('x {"": "}"} y') == '{"": "}"}'
+    assert extract_json_object('pre {"a": "q\\"}"} tail') == '{"a": "q\\"}"}'
+    assert extract_json_object('{"a": {"b": 1}} x') == '{"a": {"b": 1}}'
+    assert extract_json_object("no braces") is None
+    assert extract_json_object("{ unclosed") is None
