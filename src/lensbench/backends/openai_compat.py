@@ -120,20 +120,28 @@ class OpenAIChatBackend(Backend):
 
     async def body_bytes(self, request: Request) -> bytes:
         """The JSON body (bytes) for ``request``: messages joined from cached content-part fragments
-        (images as data URLs, in protocol order), then the model, params and ``extra_body``."""
-        msgs = []
-        for m in request.messages:
-            parts, texts = [], []
-            for p in m.parts:
+        (images as data URLs, in protocol order), then the model, params and ``extra_body``.
+
+        The pieces are joined once (one copy of the image bytes per body, not one per nesting level)."""
+        out = [b'{"messages":[']
+        for j, m in enumerate(request.messages):
+            if j:
+                out.append(b",")
+            if m.role != "user" and all(isinstance(p, TextPart) for p in m.parts):
+                out.append(self._message(m.role, [], [p.text for p in m.parts]))
+                continue
+            out.append(b'{"role":' + json.dumps(m.role).encode() + b',"content":[')
+            for i, p in enumerate(m.parts):
+                if i:
+                    out.append(b",")
                 if isinstance(p, TextPart):
-                    parts.append(json.dumps({"type": "text", "text": p.text}).encode())
-                    if texts is not None:
-                        texts.append(p.text)
+                    out.append(json.dumps({"type": "text", "text": p.text}).encode())
                 else:
-                    parts.append(await self.media.fragment(p.path, p.sha256))
-                    texts = None
-            msgs.append(self._message(m.role, parts, texts))
-        return b'{"messages":[' + b",".join(msgs) + b"]," + self._head(request)[1:]
+                    out.append(await self.media.fragment(p.path, p.sha256))
+            out.append(b"]}")
+        out.append(b"],")
+        out.append(self._head(request)[1:])
+        return b"".join(out)
 
     def body(self, request: Request) -> dict:
         """The JSON body for ``request`` as a dict (tests, debugging; the transport sends :meth:`body_bytes`)."""

@@ -14,6 +14,7 @@ missing-media rule (clear error with counts unless ``--skip-missing``).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -97,6 +98,13 @@ def want_list(value: Any, file, field: str, *, nonempty: bool = False) -> list:
     return value
 
 
+@functools.lru_cache(maxsize=4096)
+def _resolved(folder: str) -> Path:
+    """``Path(folder).resolve()``, cached: a data file names hundreds of media in a few folders, and
+    each resolve() lstat-s every path component (issue 11: loading counts against a run's wall time)."""
+    return Path(folder).resolve()
+
+
 def inside(root: str | Path, rel: str, file, field: str, base: str | Path | None = None) -> Path:
     """``base / rel`` (``base`` defaults to ``root``) when it resolves inside ``root`` (symlinks
     followed); the unresolved path is returned.
@@ -111,8 +119,10 @@ def inside(root: str | Path, rel: str, file, field: str, base: str | Path | None
                         field=field)
     root = Path(root)
     p = Path(base if base is not None else root) / rel
-    base = root.resolve()
-    target = p.resolve()
+    base = _resolved(str(root))
+    target = _resolved(str(p.parent)) / p.name
+    if p.name in ("", ".", "..") or target.is_symlink():
+        target = p.resolve()
     if target != base and base not in target.parents:
         raise DataError(file, f"media path {rel!r} resolves outside the data folder {root} (to {target}); "
                               "refused", field=field)

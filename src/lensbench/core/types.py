@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -44,7 +45,7 @@ def file_sha256(path: str | Path) -> str:
         st = p.stat()
     except FileNotFoundError:
         raise FileNotFoundError(f"image file not found: {p}") from None
-    ck = (str(p.resolve()), st.st_size, st.st_mtime_ns)
+    ck = (os.path.abspath(p), st.st_size, st.st_mtime_ns)  # abspath: no syscalls (resolve() lstat-ed every component)
     digest = _SHA_CACHE.get(ck)
     if digest is None:
         h = hashlib.sha256()

@@ -29,11 +29,25 @@ from lensbench.core.types import Request, StoredResponse
 __all__ = ["RetryPolicy", "Engine", "EngineStats", "EndpointDown", "request_json"]
 
 
+_PARAMS_JSON: dict[int, tuple[object, dict]] = {}
+
+
+def _params_json(params) -> dict:
+    """``params.model_dump(mode="json", exclude_defaults=True)``, once per params object (requests of a
+    benchmark share one; the dump is the costly part of :func:`request_json`)."""
+    hit = _PARAMS_JSON.get(id(params))
+    if hit is None or hit[0] is not params:
+        if len(_PARAMS_JSON) > 256:
+            _PARAMS_JSON.clear()
+        hit = _PARAMS_JSON[id(params)] = (params, params.model_dump(mode="json", exclude_defaults=True))
+    return hit[1]
+
+
 def request_json(req: Request) -> str:
     """What the store keeps of a request: id, role, messages as sent (log format: text verbatim,
     images by path + sha256, frames by video + timestamps) and the generation parameters."""
     return json.dumps({"id": req.id, "role": req.role, "messages": log_messages(req.messages),
-                       "params": req.params.model_dump(mode="json", exclude_defaults=True)}, ensure_ascii=False)
+                       "params": _params_json(req.params)}, ensure_ascii=False)
 
 
 class EndpointDown(LensbenchError):
