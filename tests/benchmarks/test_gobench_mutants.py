@@ -1,0 +1,107 @@
+"""GOBench reply reading and scoring edge cases that mutation testing (devtools/mutate.py) found unguarded.
+
+Expected values are read off the replies by hand (GOBench paper Sec. 2.2: Yes 1, No 0, Cannot determine
+0.5; ratings 1-5; Eq. 1 SPS), and VLMEvalKit's reading from its documented behaviour."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lensbench.benchmarks.gobench.parse_paper import normalize_answer, parse_reply
+from lensbench.benchmarks.gobench.parse_vlmevalkit import parse_reply_vlmevalkit, vlmevalkit_gt_complete
+from lensbench.benchmarks.gobench.records import HumanGT
+from lensbench.benchmarks.gobench.sps import authenticity_score, sps
+
+
+def _json_reply(answers, aesthetics, fidelity) -> str:
+    return json.dumps({"realityAnswers_Eval": answers, "aestheticsRating_Eval": aesthetics,
+                       "consistencyRating_Eval": fidelity})
+
+
+def test_normalize_answer_words():
+    assert normalize_answer("No.") == "No"
+    assert normalize_answer("n") == "No"
+    assert normalize_answer(False) == "No"
+    assert normalize_answer("**Yes**") == "Yes"
+    assert normalize_answer("A1: yes") == "Yes"
+    assert normalize_answer("cannot be determined") == "Cannot determine"
+    assert normalize_answer("maybe") is None
+    assert normalize_answer(3) is None
+
+
+def test_complete_json_reply_and_rating_bounds():
+    pr = parse_reply(_json_reply(["Yes", "No", "Yes", "Cannot determine", "Yes"], 5, 1))
+    assert pr.method == "json"
+    assert pr.answers == ["Yes", "No", "Yes", "Cannot determine", "Yes"]
+    assert pr.authenticity == 3.5           # 1 + 0 + 1 + 0.5 + 1
+    assert (pr.aesthetics, pr.fidelity) == (5.0, 1.0)   # both ends of 1-5 are valid
+    assert pr.complete is True
+    assert pr.problems == []
+
+
+@pytest.mark.parametrize("bad", [0, 6, 5.5, 0.99])
+def test_ratings_outside_one_to_five_are_not_read(bad):
+    pr = parse_reply(_json_reply(["Yes"] * 5, bad, 3))
+    assert pr.aesthetics is None and pr.fidelity == 3.0
+    assert pr.complete is False
+    assert pr.problems == ["no aesthetics rating in 1-5"]
+    pr = parse_reply(_json_reply(["Yes"] * 5, 3, bad))
+    assert pr.fidelity is None
+    assert pr.problems == ["no instruction-consistency rating in 1-5"]
+
+
+def test_numbered_lines_are_read_by_regex():
+    text = ("1. Is the light plausible? Yes\n2. No\n3. Yes\n4. Cannot determine\n5. no\n"
+            "Aesthetics Rating: 4\nInstruction Consistency Rating: 3/5")
+    pr = parse_reply(text)
+    assert pr.answers == ["Yes", "No", "Yes", "Cannot determine", "No"]
+    assert pr.authenticity == 2.5
+    assert (pr.aesthetics, pr.fidelity) == (4.0, 3.0)
+    assert pr.method == "regex"
+    assert pr.complete is True
+
+
+def test_json_completed_by_regex_is_marked_regex():
+    # the JSON object holds the answers; the ratings only appear as text after it
+    text = json.dumps({"realityAnswers_Eval": ["Yes"] * 5}) + "\nAesthetics Rating: 2\nConsistency Rating: 4"
+    pr = parse_reply(text)
+    assert pr.answers == ["Yes"] * 5
+    assert (pr.aesthetics, pr.fidelity) == (2.0, 4.0)
+    assert pr.method == "regex"
+    # JSON that stays incomplete keeps its method
+    pr = parse_reply(json.dumps({"realityAnswers_Eval": ["Yes"] * 5}))
+    assert pr.method == "json" and pr.complete is False
+
+
+def test_stated_total_used_only_without_answers():
+    pr = parse_reply("Total Score: 3.5\nAesthetics Rating: 4\nConsistency Rating: 2")
+    assert pr.answers == [None] * 5
+    assert pr.authenticity == 3.5 and pr.complete is True
+    assert parse_reply("Total Score: 5.0\nAesthetics Rating: 4\nConsistency Rating: 2").authenticity == 5.0
+    assert parse_reply("Total Score: 6\nAesthetics Rating: 4\nConsistency Rating: 2").authenticity is None
+
+
+def test_vlmevalkit_reads_totals_and_fractions():
+    pr = parse_reply_vlmevalkit("Total Score: 4\nAesthetics Rating: 3/5\nInstruction Consistency Rating: 2/5")
+    assert (pr.total, pr.aesthetics, pr.fidelity) == (4.0, 3.0, 2.0)
+    assert pr.complete is True
+    pr = parse_reply_vlmevalkit("Aesthetics Rating: 3\nInstruction Consistency Rating: 2")
+    assert pr.complete is False and pr.total is None
+
+
+def test_vlmevalkit_ground_truth_complete_only_with_all_three():
+    assert vlmevalkit_gt_complete(HumanGT(3.0, 4.0, 2.0)) is True
+    assert vlmevalkit_gt_complete(HumanGT(3.0, None, 2.0)) is False
+    assert vlmevalkit_gt_complete(None) is False
+
+
+def test_sps_equation_one():
+    assert authenticity_score(["Yes", "No", "Cannot determine"]) == 1.5
+    assert sps(3.0, 3.0, 2.0) == 1.0
+    assert sps(3.0, 2.0, 2.0) == 0.5            # 1 - 1/2
+    assert sps(1.0, 3.0, 2.0) == 0.0            # |d| = delta_max -> 0
+    assert sps(0.0, 3.0, 2.0) == 0.0            # beyond delta_max
+    with pytest.raises(ValueError):
+        sps(1.0, 1.0, 0.0)
