@@ -159,3 +159,65 @@ def test_extract_json_object_strings_escapes_and_nesting():
     assert extract_json_object('{"a": {"b": 1}} x') == '{"a": {"b": 1}}'
     assert extract_json_object("no braces") is None
     assert extract_json_object("{ unclosed") is None
+
+
+# ------------------------------------------------------------------------------------------------ bootstrap / units
+from lensbench.core.records import SampleRecord  # noqa: E402
+from lensbench.scoring.bootstrap import UnitTable, bootstrap_ci  # noqa: E402
+from lensbench.scoring.units import unit_tables  # noqa: E402
+
+
+def test_unit_table_value_is_percent_by_default():
+    t = UnitTable("acc", ["u1", "u2"], ["c"], [[1.0], [0.0]], [[1.0], [1.0]], [0], pool="micro")
+    assert t.value() == 50.0
+    assert t.value("all") == 50.0
+
+
+def test_bootstrap_n_counts_units_not_columns():
+    t = UnitTable("acc", ["u1", "u2", "u3"], ["c"], [[1.0], [0.0], [1.0]], [[1.0], [1.0], [1.0]], [0], pool="micro")
+    ci = bootstrap_ci(t, n_resamples=200, seed=1)
+    assert ci.n == 3
+    assert ci.value == pytest.approx(200 / 3)
+    assert ci.low < ci.value < ci.high
+
+
+def test_stratified_constant_strata_give_a_point_interval():
+    # stratum 0: two right units, stratum 1: two wrong units; every stratified resample keeps 2 + 2 -> 50 %
+    t = UnitTable("acc", ["a", "b", "c", "d"], ["c"], [[1.0], [1.0], [0.0], [0.0]], [[1.0]] * 4, [0],
+                  strata=[0, 0, 1, 1], pool="micro")
+    ci = bootstrap_ci(t, n_resamples=200, seed=0)
+    assert (ci.value, ci.low, ci.high, ci.n) == (50.0, 50.0, 50.0, 4)
+    # a one-unit stratum is kept in every resample: stratum 0 = {1, 0} resampled, stratum 1 = {1} fixed
+    t = UnitTable("acc", ["a", "b", "c"], ["c"], [[1.0], [0.0], [1.0]], [[1.0]] * 3, [0], strata=[0, 0, 1],
+                  pool="micro")
+    ci = bootstrap_ci(t, n_resamples=2000, seed=0)
+    # resamples of stratum 0 hold 0, 1 or 2 right units, plus the fixed right one: 1/3, 2/3 or 3/3
+    assert ci.low == pytest.approx(100 / 3) and ci.high == pytest.approx(100.0)
+
+
+def _rg(i, scene, skill, outcome):
+    return SampleRecord(benchmark="rgb-th-bench", sample_id=f"q{i}", outcome=outcome,
+                        labels={"scene": scene, "abbrev": skill, "group": "G"})
+
+
+def test_rgbth_unit_tables_qacc_and_sacc_by_hand():
+    recs = [_rg(0, "A", "S1", "correct"), _rg(1, "A", "S1", "correct"), _rg(2, "B", "S1", "correct"),
+            _rg(3, "B", "S1", "wrong"), _rg(4, "A", "S2", "correct"), _rg(5, "A", "S2", "correct")]
+    t = unit_tables("rgb-th-bench", recs)
+    # QAcc: S1 3/4 = 75, S2 100 -> mean over skills 87.5; SAcc: S1 units A right, B wrong -> 50, S2 100 -> 75
+    assert t["QAcc"].value() == pytest.approx(87.5)
+    assert t["SAcc"].value() == pytest.approx(75.0)
+    assert t["SAcc"].value("S1") == pytest.approx(50.0)
+
+
+def test_ifbench_unit_table_mean_of_language_means():
+    def r(i, q, lang, dim, outcome):
+        return SampleRecord(benchmark="if-bench", sample_id=f"s{i}", outcome=outcome,
+                            labels={"qid": q, "language": lang, "dimension": dim})
+    recs = [r(0, "q1", "en", "D1", "correct"), r(1, "q1", "en", "D1", "wrong"),   # en/D1 cell 0.5
+            r(2, "q2", "en", "D2", "correct"),                                      # en/D2 cell 1
+            r(3, "q1", "zh", "D1", "wrong"), r(4, "q2", "zh", "D2", "wrong")]        # zh cells 0
+    t = unit_tables("if-bench", recs)["Score"]
+    # en: mean(50, 100) = 75; zh: mean(0, 0) = 0 -> Avg 37.5
+    assert t.value() == pytest.approx(37.5)
+    assert t.value("en") == pytest.approx(75.0)
