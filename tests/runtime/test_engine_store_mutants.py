@@ -169,3 +169,37 @@ def test_store_meta(tmp_path):
         assert store.get_meta("manifest") is None
         store.put_meta("manifest", "{}")
         assert store.get_meta("manifest") == "{}"
+
+
+class _Notes:
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def note(self, text):
+        self.lines.append(text)
+
+    def __getattr__(self, name):  # start / advance / stop: nothing to show
+        return lambda *a, **k: None
+
+
+class RetryAfterOnce(Flaky):
+    def __init__(self, url):
+        super().__init__(fails=1)
+        self.url = url
+
+    async def generate(self, request):
+        n = self.seen[request.id] = self.seen.get(request.id, 0) + 1
+        if n == 1:
+            raise TransportError("HTTP 429", retryable=True, retry_after=10.0, url=self.url)
+        return Completion(text="ok")
+
+
+@pytest.mark.parametrize("url,shown", [(None, "server"), ("http://h:1/v1", "http://h:1/v1")])
+def test_long_retry_after_wait_is_announced_with_its_source(tmp_path, no_sleep, url, shown):
+    with RunStore(tmp_path) as store:
+        eng = Engine({"model": RetryAfterOnce(url)}, store, concurrency=1, progress=False)
+        eng._progress = notes = _Notes()
+        out = asyncio.run(eng.run([_req(0)]))
+    assert out["r0"].ok and out["r0"].attempts == 2
+    assert no_sleep == [10.0]                     # the server's Retry-After (longer than the backoff)
+    assert notes.lines == [f"waiting 10 s (Retry-After from {shown})"]
