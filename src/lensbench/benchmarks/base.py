@@ -8,7 +8,7 @@ store, backends, CLI plumbing, report writers) lives once, elsewhere.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import AsyncIterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -39,8 +39,9 @@ class RunContext:
 
     def __init__(self, *, run_dir: Path, data_dir: Path, seed: int, generate, has_judge: bool,
                  model_name: str, param_overrides: dict[str, Any] | None = None, console=None,
-                 image_max_side: int | None = None, image_format: str = "jpeg"):
+                 image_max_side: int | None = None, image_format: str = "jpeg", generate_stream=None):
         self.run_dir = run_dir
+        self._generate_stream = generate_stream
         self._overrides = dict(param_overrides or {})
         self.image_max_side = image_max_side
         self.image_format = image_format
@@ -76,6 +77,22 @@ class RunContext:
         Raises ValueError for duplicate ids, RuntimeError for a judge request without a judge.
         """
         return await self._generate(list(requests), label)
+
+    async def generate_stream(self, batches: AsyncIterable[Sequence[Request]], *, label: str = "requests",
+                              total: int | None = None) -> dict[str, StoredResponse]:
+        """:meth:`generate` for request batches that become ready over time (an async iterator of
+        request lists, e.g. one per decoded video): each batch is sent while later ones are still
+        being prepared (the engine's one worker pool serves them all). ``total``: expected number
+        of requests (progress only). Same return value and errors as :meth:`generate`, over all
+        batches. Without a streaming engine (tests' plain ``generate`` functions) the batches are
+        collected, then sent in one :meth:`generate` call.
+        """
+        if self._generate_stream is not None:
+            return await self._generate_stream(batches, label, total)
+        every: list[Request] = []
+        async for batch in batches:
+            every.extend(batch)
+        return await self._generate(every, label)
 
 
 class Benchmark(ABC):

@@ -18,7 +18,7 @@ import io
 import struct
 import warnings
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -27,13 +27,13 @@ from PIL import Image
 from lensbench.core.errors import DataError
 from lensbench.core.types import ImagePart, Request
 
-__all__ = ["MAX_PIXELS", "check_image", "preflight_media"]
+__all__ = ["MAX_PIXELS", "check_image", "preflight_images", "preflight_media"]
 
 #: largest image accepted, in pixels (30000 x 30000 = 900 Mpx is refused; the largest released
 #: benchmark image, 7680 x 4320, is 33 Mpx).
 MAX_PIXELS = 200_000_000
 
-_CHECKED: set[str] = set()
+_CHECKED: set[str] = set()  # content hashes (or paths) checked in this process
 
 
 def _png_intact(raw: bytes) -> bool:
@@ -102,8 +102,19 @@ async def preflight_media(requests: Sequence[Request], workers: int = 4) -> int:
     for r in requests:
         for m in r.messages:
             for p in m.parts:
-                if isinstance(p, ImagePart) and p.video is None and p.sha256 not in _CHECKED:
+                if isinstance(p, ImagePart) and p.video is None and p.sha256 not in _CHECKED and p.path not in _CHECKED:
                     todo.setdefault(p.sha256 or p.path, p.path)
+    return await _check_all(todo, workers)
+
+
+async def preflight_images(paths: Iterable[str | Path], workers: int = 4) -> int:
+    """:func:`preflight_media` for image files given by path (a benchmark that streams its requests
+    checks its images before the first batch). Returns how many were checked; raises DataError."""
+    todo = {str(p): str(p) for p in paths if str(p) not in _CHECKED}
+    return await _check_all(todo, workers)
+
+
+async def _check_all(todo: dict[str, str], workers: int) -> int:
     if not todo:
         return 0
     loop = asyncio.get_running_loop()

@@ -174,6 +174,32 @@ class Engine:
         final = self.store.get_many(first)
         return {rid: final[k] for rid, k in keys.items() if k in final}
 
+    async def run_stream(self, batches, label: str = "requests", total: int | None = None) -> dict[str, StoredResponse]:
+        """:meth:`run` for request batches that arrive over time (an async iterator of request lists):
+        each batch is sent as soon as it arrives, by one pool of ``concurrency`` workers; returns
+        ``{request.id: StoredResponse}`` for all. See :func:`lensbench.runtime.stream.run_stream`."""
+        from lensbench.runtime.stream import run_stream
+
+        return await run_stream(self, batches, label, total)
+
+    def _settle(self, req: Request, resp: StoredResponse, lab: dict[str, int]) -> bool:
+        """Store one reply and count it; True when it is an error. Raises EndpointDown when every
+        request so far failed (``abort_after`` in a row and none answered)."""
+        lab["sent"] += 1
+        self.store.put(resp, role=req.role, request_json=request_json(req))
+        if resp.ok:
+            self.stats.ok += 1
+            self._consecutive_errors = 0
+            return False
+        self._consecutive_errors += 1
+        self.last_error = resp.error
+        self.stats.errors += 1
+        lab["errors"] += 1
+        if self.abort_after and self._consecutive_errors >= self.abort_after and self.stats.ok == 0:
+            raise EndpointDown(f"giving up after {self._consecutive_errors} failed requests in a row and "
+                               f"none answered (replies stored so far are kept); last error: {resp.error}")
+        return True
+
     async def _send_all(self, todo, label, n_cached, total, lab) -> None:
         it = iter(enumerate(todo))
         self._progress.start(label, total, n_cached)

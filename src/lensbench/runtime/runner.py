@@ -137,6 +137,7 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
         manifest["shard"] = shard
     _save_manifest(out, store, manifest)
     ctx = RunContext(run_dir=out, data_dir=data_dir, seed=s.seed, generate=session.generate,
+                     generate_stream=session.generate_stream,
                      has_judge="judge" in backends, model_name=model_name, param_overrides=s.overrides(),
                      console=console, image_max_side=s.image_max_side, image_format=s.image_format)
 

@@ -70,6 +70,11 @@ class Session:
         """Send what is not stored yet; ``{request.id: StoredResponse}`` for all (see :meth:`Engine.run`)."""
         return await self.engine.run(list(requests), label)
 
+    async def generate_stream(self, batches, label: str = "requests", total: int | None = None
+                              ) -> dict[str, StoredResponse]:
+        """Send request batches as they arrive (an async iterator of request lists; see :meth:`Engine.run_stream`)."""
+        return await self.engine.run_stream(batches, label, total)
+
     async def aclose(self) -> None:
         """Close every backend, then the store (idempotent)."""
         try:

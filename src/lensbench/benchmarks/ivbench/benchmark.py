@@ -164,23 +164,23 @@ class IVBench(Benchmark):
         Each video is decoded once for all configs (union of indices); decoding runs on
         ``decode_workers`` threads. A video that fails to decode maps to its VideoError.
         """
+        vids = list(dict.fromkeys(q.video_id for q in queries))
+        with ThreadPoolExecutor(max_workers=self.options.decode_workers) as pool:
+            return dict(zip(vids, pool.map(lambda vid: self._extract_one(vid, cache, videos), vids)))
+
+    def _extract_one(self, vid: str, cache, videos: Path) -> Any:
+        """``{(frames, short side): FrameSet}`` of one video (one decode for all configs) or its VideoError."""
         from lensbench.media.frame_cache import FrameSpec
         from lensbench.media.video import VideoError
 
         specs = [FrameSpec(self.options.frame_rule, n, r) for n, r in self.configs]
-        vids = list(dict.fromkeys(q.video_id for q in queries))
-
-        def one(vid: str):
-            try:
-                got = cache.get_many(videos / f"{vid}.mp4", specs)
-                return vid, {(s.num, s.resolution): got[s] for s in specs}
-            except VideoError as exc:
-                return vid, exc
-            except Exception as exc:  # noqa: BLE001 - any decoder failure is a per-video error
-                return vid, VideoError(videos / f"{vid}.mp4", f"{type(exc).__name__}: {exc}")
-
-        with ThreadPoolExecutor(max_workers=self.options.decode_workers) as pool:
-            return dict(pool.map(one, vids))
+        try:
+            got = cache.get_many(videos / f"{vid}.mp4", specs)
+            return {(s.num, s.resolution): got[s] for s in specs}
+        except VideoError as exc:
+            return exc
+        except Exception as exc:  # noqa: BLE001 - any decoder failure is a per-video error
+            return VideoError(videos / f"{vid}.mp4", f"{type(exc).__name__}: {exc}")
 
     # --------------------------------------------------------------- expand
     @staticmethod
@@ -280,10 +280,12 @@ class IVBench(Benchmark):
         return records
 
     async def evaluate(self, samples: list[Query], ctx: RunContext) -> list[SampleRecord]:
-        """expand (frame decoding on a worker thread) -> engine -> score; a sweep also writes
+        """expand -> engine -> score, streamed: videos are decoded in parallel (``decode_workers``) and
+        each video's requests go to the engine as soon as its frames are ready, while later videos
+        are still decoding (issue 11: wall time ~ max(decoding, requests), not their sum). Requests,
+        request keys and records (query order) are those of :meth:`expand`. A sweep also writes
         ``ivbench_sweep.png`` in the run folder (a plot failure is noted, never fatal)."""
-        requests = await asyncio.to_thread(self.expand, samples, ctx)
-        replies = await ctx.generate(requests, label=self.name)
+        requests, replies = await self._stream(samples, ctx)
         records = self.score(samples, requests, replies, ctx)
         if len(self.configs) > 1:
             try:
@@ -292,6 +294,48 @@ class IVBench(Benchmark):
             except Exception as exc:  # noqa: BLE001 - a plot must never lose a run
                 self.load_stats["plot_error"] = str(exc)
         return records
+
+    async def _stream(self, samples: list[Query], ctx: RunContext) -> tuple[list[Request], dict[str, StoredResponse]]:
+        """Decode videos on a thread pool and feed each video's requests to ``ctx.generate_stream`` in
+        video order as they are ready; ``(requests in query order, replies)``. Query images are
+        pre-flight checked before the first request."""
+        if not hasattr(self, "_videos"):
+            self.load(ctx.data_dir)
+        if self.options.pattern != "text-only":
+            from lensbench.media.preflight import preflight_images
+
+            await preflight_images(str(self._images / q.image_name) for q in samples)
+        cache = self._frame_cache(ctx)
+        by_vid: dict[str, list[Query]] = {}
+        for q in samples:
+            by_vid.setdefault(q.video_id, []).append(q)
+        loop = asyncio.get_running_loop()
+        pool = ThreadPoolExecutor(max_workers=self.options.decode_workers, thread_name_prefix="ivbench-decode")
+        futs = {vid: loop.run_in_executor(pool, self._extract_one, vid, cache, self._videos) for vid in by_vid}
+        frames: dict[str, Any] = {}
+        reqs: dict[str, Request] = {}
+        facts: dict[str, dict[str, Any]] = {}
+
+        async def batches():
+            for vid, fut in futs.items():
+                frames[vid] = await fut
+                got, f = self.requests(by_vid[vid], {vid: frames[vid]}, ctx, seed=ctx.seed)
+                reqs.update((r.id, r) for r in got)
+                facts.update(f)
+                yield got
+
+        try:
+            replies = await ctx.generate_stream(batches(), label=self.name, total=len(samples) * len(self.configs))
+        finally:
+            for fut in futs.values():
+                fut.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)
+        self.load_stats["n_videos_decoded"] = cache.decodes
+        self.load_stats["n_video_errors"] = sum(isinstance(v, Exception) for v in frames.values())
+        multi = len(self.configs) > 1
+        order = [q.uid + (f"@{config_label(n, r)}" if multi else "") for q in samples for n, r in self.configs]
+        self._facts = {rid: facts[rid] for rid in order}
+        return [reqs[rid] for rid in order if rid in reqs], replies
 
     # ------------------------------------------------------ aggregate/report
     def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
