@@ -41,11 +41,11 @@ def faulty_plan(key: str, attempt: int):
     return ["500", "429", "timeout", "drop", "malformed"][(kind + attempt - 1) % 5]
 
 
-def test_faults_do_not_change_the_report(rgbth_data, tmp_path):
+def test_faults_do_not_change_the_report(rgbth_gen, tmp_path):
     with FakeOpenAIServer(oracle) as clean:
-        ref = run_benchmark(RGBThBench(), settings(clean.url, tmp_path / "clean", rgbth_data))
+        ref = run_benchmark(RGBThBench(), settings(clean.url, tmp_path / "clean", rgbth_gen))
     with FakeOpenAIServer(oracle, fault_plan=faulty_plan, stall_s=3.0, retry_after=0.05) as srv:
-        res = run_benchmark(RGBThBench(), settings(srv.url, tmp_path / "faulty", rgbth_data, timeout_s=0.5,
+        res = run_benchmark(RGBThBench(), settings(srv.url, tmp_path / "faulty", rgbth_gen, timeout_s=0.5,
                                                    concurrency=16, max_retries=6))
         assert set(srv.faults) == {"500", "429", "timeout", "drop", "malformed"}
         assert max(srv.answered.values()) == 1
@@ -55,10 +55,10 @@ def test_faults_do_not_change_the_report(rgbth_data, tmp_path):
     assert manifest["engine"]["retries"] >= sum(srv.faults.values())
 
 
-def test_exhausted_retries_are_errors_not_answers(rgbth_data, tmp_path):
+def test_exhausted_retries_are_errors_not_answers(rgbth_gen, tmp_path):
     always_500 = lambda key, attempt: "500" if int(key[:8], 16) % 4 == 0 else None  # noqa: E731
     with FakeOpenAIServer(oracle, fault_plan=always_500) as srv:
-        res = run_benchmark(RGBThBench(), settings(srv.url, tmp_path / "r", rgbth_data, max_retries=2))
+        res = run_benchmark(RGBThBench(), settings(srv.url, tmp_path / "r", rgbth_gen, max_retries=2))
         n_failing = sum(1 for k in srv.received if int(k[:8], 16) % 4 == 0)
     assert n_failing > 0
     assert res.counts["n_error"] >= n_failing and not res.complete
@@ -68,16 +68,16 @@ def test_exhausted_retries_are_errors_not_answers(rgbth_data, tmp_path):
     assert res.counts["n"] == len(recs) - len(errs)
     # a re-run with a healthy server retries only the failed requests, and the run completes
     with FakeOpenAIServer(oracle) as srv2:
-        res2 = run_benchmark(RGBThBench(), settings(srv2.url, tmp_path / "r", rgbth_data))
+        res2 = run_benchmark(RGBThBench(), settings(srv2.url, tmp_path / "r", rgbth_gen))
         assert sum(srv2.answered.values()) == n_failing
     assert res2.counts["n_error"] == 0
 
 
-def test_rerun_sends_nothing_and_dedups(rgbth_data, tmp_path):
+def test_rerun_sends_nothing_and_dedups(rgbth_gen, tmp_path):
     with FakeOpenAIServer(oracle) as srv:
-        a = run_benchmark(RGBThBench(), settings(srv.url, tmp_path / "d", rgbth_data))
+        a = run_benchmark(RGBThBench(), settings(srv.url, tmp_path / "d", rgbth_gen))
         first = sum(srv.received.values())
-        b = run_benchmark(RGBThBench(), settings(srv.url, tmp_path / "d", rgbth_data))
+        b = run_benchmark(RGBThBench(), settings(srv.url, tmp_path / "d", rgbth_gen))
         assert sum(srv.received.values()) == first
     assert a.metrics == b.metrics
     # images first (RGB, then thermal), then the Sec. 3.3 context and the question
@@ -91,10 +91,10 @@ def _cli(*args, **kw):
     return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True, **kw)
 
 
-def test_sigkill_midway_then_resume(rgbth_data, tmp_path):
+def test_sigkill_midway_then_resume(rgbth_gen, tmp_path):
     """Kill the run process with SIGKILL midway; the rerun's report equals an uninterrupted run's and
     the server answered each request at most once."""
-    common = ["run", "rgb-th-bench", "--data-dir", str(rgbth_data), "--model", "openai:fake-vlm",
+    common = ["run", "rgb-th-bench", "--data-dir", str(rgbth_gen), "--model", "openai:fake-vlm",
               "--limit", "20", "--image-max-side", "64", "--no-progress", "--format", "json", "--concurrency", "4"]
     with FakeOpenAIServer(oracle) as ref_srv:
         ref = _cli(*common, "--base-url", ref_srv.url, "--out", str(tmp_path / "ref"), timeout=120)

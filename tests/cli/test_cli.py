@@ -18,27 +18,27 @@ def cli(*args, **kw):
 
 
 @pytest.fixture(scope="module")
-def random_run(rgbth_data, tmp_path_factory):
+def random_run(rgbth_gen, tmp_path_factory):
     out = tmp_path_factory.mktemp("runs") / "random"
-    r = cli("run", "rgb-th-bench", "--data-dir", str(rgbth_data), "--model", "random", "--seed", "7", "--out", str(out),
+    r = cli("run", "rgb-th-bench", "--data-dir", str(rgbth_gen), "--model", "random", "--seed", "7", "--out", str(out),
             "--no-progress")
     assert r.returncode == 0, r.stderr
     return out, r
 
 
-def test_run_prints_table3_and_report_json(random_run, rgbth_data):
+def test_run_prints_table3_and_report_json(random_run, rgbth_gen):
     out, r = random_run
-    assert "Statistically Significant" in r.stdout and "Random Baseline" in r.stdout
+    assert "Statistically Significant" in r.stdout and "random (seed 7)" in r.stdout
     rep = cli("report", str(out), "--format", "json")
     assert rep.returncode == 0, rep.stderr
     doc = json.loads(rep.stdout)
-    assert doc["benchmark"] == "rgb-th-bench" and doc["model"] == "Random Baseline"
+    assert doc["benchmark"] == "rgb-th-bench" and doc["model"] == "random (seed 7)"
     for m in ("QAcc", "SAcc"):
-        assert {"Overall", "RGB-Txt", "RGB-Th-Txt", "Scene", "Anomaly", "HeatAlign"} <= doc["metrics"][m].keys()
-    assert doc["counts"]["n"] == 1624 and doc["counts"]["n_unparseable"] == 0 and doc["counts"]["n_error"] == 0
+        assert {"Overall", "RGB-Txt", "RGB-Th-Txt", "Scene", "Count", "Coldest", "ThermAttr"} <= doc["metrics"][m].keys()
+    assert doc["counts"]["n"] == 192 and doc["counts"]["n_unparseable"] == 0 and doc["counts"]["n_error"] == 0
     # the seeded baseline is near chance and reproducible
-    assert 45 < doc["metrics"]["QAcc"]["Overall"] < 55
-    again = cli("run", "rgb-th-bench", "--data-dir", str(rgbth_data), "--model", "random", "--seed", "7", "--out",
+    assert 35 < doc["metrics"]["QAcc"]["Overall"] < 65
+    again = cli("run", "rgb-th-bench", "--data-dir", str(rgbth_gen), "--model", "random", "--seed", "7", "--out",
                 str(out.parent / "random2"), "--no-progress", "--format", "json")
     assert json.loads(again.stdout)["metrics"] == doc["metrics"]
 
@@ -51,40 +51,41 @@ def test_report_md_csv_and_paper(random_run):
     assert csv.splitlines()[0].startswith("Model,RGB-Txt QAcc,RGB-Txt SAcc")
 
 
-def test_list_and_export_replay_roundtrip(random_run, rgbth_data, tmp_path):
+def test_list_and_export_replay_roundtrip(random_run, rgbth_gen, tmp_path):
     assert "rgb-th-bench" in cli("list").stdout
     out, _ = random_run
     exported = tmp_path / "replies.jsonl"
     assert cli("export", str(out), "--out", str(exported)).returncode == 0
-    r = cli("run", "rgb-th-bench", "--data-dir", str(rgbth_data), "--model", f"replay:{exported}", "--out",
+    r = cli("run", "rgb-th-bench", "--data-dir", str(rgbth_gen), "--model", f"replay:{exported}", "--out",
             str(tmp_path / "rep"), "--no-progress", "--format", "json")
     orig = json.loads(cli("report", str(out), "--format", "json").stdout)
     assert json.loads(r.stdout)["metrics"] == orig["metrics"]
 
 
-def test_unknown_benchmark_and_backend(rgbth_data, tmp_path):
+def test_unknown_benchmark_and_backend(rgbth_gen, tmp_path):
     r = cli("run", "no-such-bench", "--model", "random")
     assert r.returncode != 0 and "no-such-bench" in (r.stderr + r.stdout)
-    r = cli("run", "rgb-th-bench", "--data-dir", str(rgbth_data), "--model", "nosuch:x", "--out", str(tmp_path / "x"))
+    r = cli("run", "rgb-th-bench", "--data-dir", str(rgbth_gen), "--model", "nosuch:x", "--out", str(tmp_path / "x"))
     assert r.returncode == 2 and "unknown model backend 'nosuch'" in r.stderr
 
 
-def _copy_scene(rgbth_data: Path, dst: Path) -> Path:
-    scene = rgbth_data / "Source 1" / "Basement Fuse"
+def _copy_scene(rgbth_gen: Path, dst: Path) -> Path:
+    scene = rgbth_gen / "Source 1" / "Scene 0"
     target = dst / "Data" / scene.parent.name / scene.name
     shutil.copytree(scene, target)
     return target
 
 
-def test_missing_image_and_malformed_json(rgbth_data, tmp_path):
-    scene = _copy_scene(rgbth_data, tmp_path)
+def test_missing_image_and_malformed_json(rgbth_gen, tmp_path):
+    scene = _copy_scene(rgbth_gen, tmp_path)
     (scene / "thermal.jpg").unlink()
     r = cli("run", "rgb-th-bench", "--data-dir", str(tmp_path / "Data"), "--model", "random", "--out", str(tmp_path / "o"))
-    assert r.returncode == 2 and "thermal.jpg" in r.stderr and "questions.json" in r.stderr and "data_id" in r.stderr
+    assert r.returncode == 2 and "thermal.jpg" in r.stderr and "questions.json" in r.stderr
+    assert "4 of 8 units" in r.stderr and "--skip-missing" in r.stderr
     q = scene / "questions.json"
     doc = json.loads(q.read_text())
     doc["data"][0]["QAs"][0]["answer"] = "Maybe"
-    shutil.copy(rgbth_data / scene.parent.name / scene.name / "thermal.jpg", scene / "thermal.jpg")
+    shutil.copy(rgbth_gen / scene.parent.name / scene.name / "thermal.jpg", scene / "thermal.jpg")
     q.write_text(json.dumps(doc))
     r = cli("run", "rgb-th-bench", "--data-dir", str(tmp_path / "Data"), "--model", "random", "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "data[0].QAs[0].answer" in r.stderr
@@ -93,8 +94,8 @@ def test_missing_image_and_malformed_json(rgbth_data, tmp_path):
     assert r.returncode == 2 and "not valid JSON" in r.stderr and str(q) in r.stderr.replace("\n", "")
 
 
-def test_unreachable_server_keeps_what_is_stored(rgbth_data, tmp_path):
-    scene = _copy_scene(rgbth_data, tmp_path)
+def test_unreachable_server_keeps_what_is_stored(rgbth_gen, tmp_path):
+    scene = _copy_scene(rgbth_gen, tmp_path)
     out = tmp_path / "run"
     with FakeOpenAIServer(lambda b: "Yes") as srv:
         url = srv.url
