@@ -130,7 +130,7 @@ def test_backend_is_built_without_torch_and_fingerprints_output_settings(tmp_pat
     assert b.batch_size == 8 and b.model is None  # nothing loaded
     assert b.video_mode == "video" and b.dtype == "bfloat16"
     assert make_backend(f"hf:{d}?batch=64&device=cpu").fingerprint == b.fingerprint  # placement only
-    for opt in ["dtype=float32", "attn=eager", "video=images", "max_new_tokens=8"]:
+    for opt in ["dtype=float32", "attn=eager", "video=images", "max_new_tokens=8", "max_pixels=50176"]:
         assert make_backend(f"hf:{d}?{opt}").fingerprint != b.fingerprint, opt
     with pytest.raises(ConfigError):
         make_backend(f"hf:{tmp_path / 'missing'}")

@@ -92,3 +92,12 @@ def test_video_frames(ckpt, data, mode):
     res, = asyncio.run(be.generate_batch([req]))
     assert not isinstance(res, Exception), res
     assert res.usage["completion_tokens"] >= 1
+
+
+def test_pixel_bounds_option_changes_image_tokens(ckpt, data):
+    img = sorted(str(p) for p in data.rglob("*.jpg"))[:1]  # 48x32: raised to the processor's minimum (4 cells)
+    small, = asyncio.run(make_backend(f"hf:{ckpt}").generate_batch(_requests(img, 1)))
+    big_be = make_backend(f"hf:{ckpt}?min_pixels={28 * 28 * 32}&max_pixels={28 * 28 * 64}")
+    big, = asyncio.run(big_be.generate_batch(_requests(img, 1)))
+    # one image token per 28x28 cell: at least 32 cells instead of about 4
+    assert big.usage["prompt_tokens"] - small.usage["prompt_tokens"] >= 20

@@ -60,7 +60,8 @@ class HFBackend(Backend):
         s = self.settings
         self.fingerprint = (f"hf:{model_identity(self.source, s.revision)}|dtype={self.dtype}|attn={s.attn or 'default'}"
                             f"|video={self.video_mode}|max_new={s.max_new_tokens}"
-                            + ("|remote_code" if s.trust_remote_code else ""))
+                            + ("|remote_code" if s.trust_remote_code else "")
+                            + (f"|pixels={s.min_pixels}-{s.max_pixels}" if s.min_pixels or s.max_pixels else ""))
         self.display_name = Path(self.source).name if cfg else self.source
         self.batch_size = s.batch
         self.seed = config.seed
@@ -72,6 +73,7 @@ class HFBackend(Backend):
         self._gen_pool: ThreadPoolExecutor | None = None  # loads the model, runs generate (one at a time)
         self._slots: asyncio.Semaphore | None = None  # batches inside the backend (pipeline_depth)
         self._slots_loop: asyncio.AbstractEventLoop | None = None
+        self._proc_kw: dict[str, int] = {}  # pixel bounds passed with every processor call
 
     # ------------------------------------------------------------------ loading
     def load(self) -> None:
@@ -107,12 +109,30 @@ class HFBackend(Backend):
                 raise ConfigError(f"hf:{self.source}: cannot load the model: {type(exc).__name__}: {exc}") from None
             if dev != "map":
                 model = model.to(dev)
+            self._set_pixel_bounds(processor)
             self._attach(model, processor)
+
+    def _set_pixel_bounds(self, processor: Any) -> None:
+        """Check that the processor has pixel bounds when ``min_pixels`` / ``max_pixels`` are given
+        (they are then passed with every processor call, which sets them for images and videos
+        alike: the Qwen-VL processors take them as call arguments). Raises ConfigError otherwise."""
+        s = self.settings
+        self._proc_kw = {k: v for k, v in (("min_pixels", s.min_pixels), ("max_pixels", s.max_pixels)) if v is not None}
+        if not self._proc_kw:
+            return
+        ip = getattr(processor, "image_processor", None)
+        size = getattr(ip, "size", None)
+        has = hasattr(ip, "max_pixels") or getattr(size, "longest_edge", None) is not None or \
+            (isinstance(size, dict) and "longest_edge" in size)
+        if not has:
+            raise ConfigError(f"hf:{self.source}: min_pixels / max_pixels given, but this model's image processor "
+                              f"({type(ip).__name__}) has no pixel bounds")
 
     def attach(self, model: Any, processor: Any) -> None:
         """Use an already loaded model and processor (benchmarks, notebooks) instead of loading
         from the spec's source; the fingerprint still describes the spec's checkpoint."""
         with self._load_lock:
+            self._set_pixel_bounds(processor)
             self._attach(model, processor)
 
     def _attach(self, model: Any, processor: Any) -> None:
@@ -199,7 +219,7 @@ class HFBackend(Backend):
             media["images"] = [[load(p) for p in imgs] for imgs in media["images"]]
         if "videos" in media:
             media["videos"] = [[load(p) for p in frames] for frames in media["videos"]]
-        inputs = self.processor(text=prompts, padding=True, return_tensors="pt", **media)
+        inputs = self.processor(text=prompts, padding=True, return_tensors="pt", **media, **self._proc_kw)
         gen_kw = generation_kwargs(requests[0], self.settings.max_new_tokens)
         return inputs, gen_kw
 

@@ -48,9 +48,11 @@ class HFSettings(BaseModel):
     requests generated together (the engine's batch size for this backend, >= 1);
     ``max_new_tokens``: used when a request sets no ``max_tokens``; ``video``: how video frames are
     given (``auto`` = as a video for the Qwen-VL families, as separate images otherwise; ``video``;
-    ``images``); ``revision``: Hub revision; ``trust_remote_code``: allow the checkpoint's own code.
+    ``images``); ``revision``: Hub revision; ``trust_remote_code``: allow the checkpoint's own code;
+    ``min_pixels`` / ``max_pixels``: resize bounds (pixels per image or frame) of processors that
+    have them (Qwen-VL families; None = the checkpoint's preprocessor_config.json).
 
-    Outputs depend on ``dtype``, ``attn``, ``max_new_tokens``, ``video`` and the checkpoint (all in
+    Outputs depend on ``dtype``, ``attn``, ``max_new_tokens``, ``video``, the pixel bounds and the checkpoint (all in
     the fingerprint); ``device`` and ``batch`` place the work and are not (a different batch
     composition may still change low-order bits of the logits, as on any batching server).
     """
@@ -65,6 +67,8 @@ class HFSettings(BaseModel):
     video: Literal["auto", "video", "images"] = "auto"
     revision: Optional[str] = None
     trust_remote_code: bool = False
+    min_pixels: Optional[int] = Field(default=None, ge=1)
+    max_pixels: Optional[int] = Field(default=None, ge=1)
 
 
 def parse_hf_spec(arg: str, defaults: dict[str, Any] | None = None) -> tuple[str, HFSettings]:
