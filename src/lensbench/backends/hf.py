@@ -48,8 +48,10 @@ class HFBackend(Backend):
     Raises (constructor): ConfigError for a bad spec or a local path without config.json.
     """
 
-    #: batches inside the backend at once (2: one generating while the next one is prepared)
-    pipeline_depth: int = 2
+    #: batches inside the backend at once; None = 2 when ``batch > 1`` (one generating while the next
+    #: one is prepared) and 1 for single requests (preparing beside a one-request ``generate``, whose
+    #: step is bound by Python launching kernels, slows it more than it saves)
+    pipeline_depth: int | None = None
 
     def __init__(self, arg: str, config: BackendConfig):
         self.source, self.settings = parse_hf_spec(arg, config.extra.get("hf"))
@@ -165,7 +167,8 @@ class HFBackend(Backend):
         """
         loop = asyncio.get_running_loop()
         if self._slots is None or self._slots_loop is not loop:
-            self._slots, self._slots_loop = asyncio.Semaphore(self.pipeline_depth), loop
+            depth = self.pipeline_depth or (2 if self.batch_size > 1 else 1)
+            self._slots, self._slots_loop = asyncio.Semaphore(depth), loop
         prep_pool, gen_pool = self._pools()
         requests = list(requests)
         async with self._slots:
