@@ -34,11 +34,10 @@ PROVIDERS: dict[str, Provider] = {
     "llamacpp": Provider("lensbench.backends.llamacpp:make",
                          "local GGUF model via llama.cpp (xllamacpp): llamacpp:PATH.gguf[?ctx=8192&parallel=2&threads=N]"),
     "vllm": Provider("lensbench.backends.engines:make_vllm",
-                     "vLLM server launched for you: vllm:MODEL_OR_PATH[?tp=1&dp=1&max_len=N&dtype=bfloat16&gpu_mem=0.9"
-                     "&revision=REV&args=--flag%20value&exe=CMD]"),
+                     "vLLM server launched for you: vllm:MODEL_OR_PATH[?KEY=VALUE&...], keys: tp dp max_len dtype "
+                     "gpu_mem revision args exe startup_timeout_s log (docs/cluster.md)"),
     "sglang": Provider("lensbench.backends.engines:make_sglang",
-                       "SGLang server launched for you: sglang:MODEL_OR_PATH[?tp=..&dp=..&max_len=..&dtype=..&gpu_mem=.."
-                       "&revision=..&args=..&exe=..]"),
+                       "SGLang server launched for you: sglang:MODEL_OR_PATH[?KEY=VALUE&...], same keys as vllm:"),
     "hf": Provider("lensbench.backends.hf:make",
                    "local image-text model in-process via transformers: hf:PATH_OR_ID[?dtype=bfloat16&device=cuda&attn=sdpa&batch=16]"),
     "random": Provider("lensbench.backends.baselines:make_random",
