@@ -296,8 +296,8 @@ class IVBench(Benchmark):
         return records
 
     async def _stream(self, samples: list[Query], ctx: RunContext) -> tuple[list[Request], dict[str, StoredResponse]]:
-        """Decode videos on a thread pool and feed each video's requests to ``ctx.generate_stream`` in
-        video order as they are ready; ``(requests in query order, replies)``. Query images are
+        """Decode videos on a thread pool and feed each video's requests to ``ctx.generate_stream`` as
+        soon as its frames are ready; ``(requests in query order, replies)``. Query images are
         pre-flight checked before the first request."""
         if not hasattr(self, "_videos"):
             self.load(ctx.data_dir)
@@ -311,15 +311,19 @@ class IVBench(Benchmark):
             by_vid.setdefault(q.video_id, []).append(q)
         loop = asyncio.get_running_loop()
         pool = ThreadPoolExecutor(max_workers=self.options.decode_workers, thread_name_prefix="ivbench-decode")
-        futs = {vid: loop.run_in_executor(pool, self._extract_one, vid, cache, self._videos) for vid in by_vid}
+
+        def one(vid: str):  # on the pool: decode, then build the video's requests (hashes its frame files)
+            fr = self._extract_one(vid, cache, self._videos)
+            return vid, fr, *self.requests(by_vid[vid], {vid: fr}, ctx, seed=ctx.seed)
+
+        futs = [loop.run_in_executor(pool, one, vid) for vid in by_vid]
         frames: dict[str, Any] = {}
         reqs: dict[str, Request] = {}
         facts: dict[str, dict[str, Any]] = {}
 
-        async def batches():
-            for vid, fut in futs.items():
-                frames[vid] = await fut
-                got, f = self.requests(by_vid[vid], {vid: frames[vid]}, ctx, seed=ctx.seed)
+        async def batches():  # in the order videos finish decoding (records are put in query order below)
+            for fut in asyncio.as_completed(futs):
+                vid, frames[vid], got, f = await fut
                 reqs.update((r.id, r) for r in got)
                 facts.update(f)
                 yield got
@@ -327,7 +331,7 @@ class IVBench(Benchmark):
         try:
             replies = await ctx.generate_stream(batches(), label=self.name, total=len(samples) * len(self.configs))
         finally:
-            for fut in futs.values():
+            for fut in futs:
                 fut.cancel()
             pool.shutdown(wait=True, cancel_futures=True)
         self.load_stats["n_videos_decoded"] = cache.decodes
