@@ -254,6 +254,24 @@ def apply(source: str, index: int, kind: str) -> tuple[str, int]:
     return ast.unparse(tree), line
 
 
+def anchor(source: str, index: int, kind: str, desc: str) -> dict:
+    """Where a site is, independent of its walk index: the stripped source line and the site's ordinal among
+    the sites with the same (kind, mutation, line text). Lets ``--replay`` find it in an edited module."""
+    tree = ast.parse(source)
+    nodes, lines = list(ast.walk(tree)), source.splitlines()
+    text = lines[nodes[index].lineno - 1].strip()
+    same = [i for i, k, d in sites(tree) if k == kind and d == desc and lines[nodes[i].lineno - 1].strip() == text]
+    return {"line_text": text, "ordinal": same.index(index) if index in same else 0}
+
+
+def relocate(source: str, kind: str, desc: str, line_text: str, ordinal: int) -> int | None:
+    """The walk index of the site anchored by ``(kind, desc, line_text, ordinal)`` in ``source``, or None."""
+    tree = ast.parse(source)
+    nodes, lines = list(ast.walk(tree)), source.splitlines()
+    same = [i for i, k, d in sites(tree) if k == kind and d == desc and lines[nodes[i].lineno - 1].strip() == line_text]
+    return same[ordinal] if ordinal < len(same) else None
+
+
 # ---------------------------------------------------------------------------------------------- running
 def _tests_for(root: Path, targets: dict, module: str, extras: dict[str, list[str]]) -> tuple[tuple[str, ...], ...]:
     """The pytest calls for a module: the extra mutant-killing files (when present) first, then the mapped calls."""
@@ -297,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-baseline", action="store_true", help="skip the unmutated runs (when known to pass)")
     ap.add_argument("--no-extra", action="store_true", help="leave the *_mutants.py test files out (the 'before tests' figure)")
     ap.add_argument("--replay", type=Path, help="re-run the mutants listed in a previous result JSON")
+    ap.add_argument("--replay-survivors", action="store_true", help="with --replay: only the mutants that survived")
     ap.add_argument("--only", default="", help="only mutants whose module contains this text")
     ap.add_argument("--list", action="store_true", help="print the sampled mutants and exit")
     ap.add_argument("--out", type=Path, required=True)
@@ -307,8 +326,21 @@ def main(argv: list[str] | None = None) -> int:
     names = _scoring_function_names(Path(__file__).resolve().parents[1] / "src") if a.profile == "base" else None
 
     sources = {m: (root / "src" / m).read_text() for m in targets}
+    gone: list[str] = []
     if a.replay:
-        chosen = [(m["module"], m["index"], m["kind"], m["mutation"]) for m in json.loads(a.replay.read_text())["mutants"]]
+        chosen = []
+        for m in json.loads(a.replay.read_text())["mutants"]:
+            if a.replay_survivors and m["status"] != "survived":
+                continue
+            idx = m["index"]
+            if "line_text" in m:  # the module may have been edited since: find the same site again
+                idx = relocate(sources[m["module"]], m["kind"], m["mutation"], m["line_text"], m.get("ordinal", 0))
+            if idx is None:
+                gone.append(f"{m['module']}:{m['line']}  {m['mutation']}  ({m['line_text']})")
+                continue
+            chosen.append((m["module"], idx, m["kind"], m["mutation"]))
+        if gone:
+            print(f"{len(gone)} mutants no longer exist in the edited modules:", *gone, sep="\n  ", flush=True)
     else:
         pool = []
         for m in targets:
@@ -369,8 +401,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             with lock:
                 free.append(w)
-        r = {"module": module, "index": index, "kind": kind, "mutation": desc, "line": line, "status": st,
-             "seconds": round(dt, 1)}
+        r = {"module": module, "index": index, "kind": kind, "mutation": desc, "line": line,
+             **anchor(sources[module], index, kind, desc), "status": st, "seconds": round(dt, 1)}
         print(f"{st:8s} {dt:6.1f}s  {module}:{line}  {desc}", flush=True)
         return r
 
@@ -390,7 +422,9 @@ def main(argv: list[str] | None = None) -> int:
         "profile": a.profile, "root": str(root), "seed": a.seed, "n": len(results),
         "killed": killed, "total": total, "kill_rate": round(killed / total, 4) if total else None,
         "per_module": per, "minutes": round((time.monotonic() - t0) / 60, 1),
-        "survivors": [f"{r['module']}:{r['line']}  {r['mutation']}" for r in results if r["status"] == "survived"],
+        "survivors": [f"{r['module']}:{r['line']}  {r['mutation']}  ({r['line_text']})" for r in results
+                      if r["status"] == "survived"],
+        "gone": gone,
         "mutants": results,
     }
     a.out.write_text(json.dumps(doc, indent=1))

@@ -37,7 +37,8 @@ OPTS = {"a": "a dog running", "b": "a cat sleeping", "c": "two birds"}
 
 
 @pytest.mark.parametrize("reply,want", [
-    ("B. a cat sleeping on the sofa", "b"),      # rule 3: leading letter + punctuation
+    ("B. I am fairly sure of it", "b"),           # rule 3: leading letter + punctuation
+    ("B. a cat sleeping on the sofa", "b"),
     ("(c) is my pick, not (x)", "c"),            # rule 4: one parenthesised valid letter
     ("I think a cat sleeping is shown", "b"),   # rule 5: echoed option text
     ("a cat sleeping", "b"),                      # rule 5: exact option text
