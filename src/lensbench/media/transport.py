@@ -105,7 +105,8 @@ class MediaPrep:
             with Image.open(io.BytesIO(raw)) as im:
                 if self.max_side and max(im.size) > self.max_side and im.format == "JPEG":
                     im.draft("RGB", (self.max_side, self.max_side))
-                im = ImageOps.exif_transpose(im)
+                im.load()  # draft scale fixed here (thumbnail() must not pick another)
+                ImageOps.exif_transpose(im, in_place=True)  # in place: no full-size copy per image
                 if self.max_side and max(im.size) > self.max_side:
                     im.thumbnail((self.max_side, self.max_side), Image.Resampling.BICUBIC)
                 buf = io.BytesIO()
