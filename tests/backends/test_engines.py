@@ -199,3 +199,24 @@ def test_no_orphan_server_after_kill_9_of_lensbench(tmp_path, data):
     finally:
         if p.poll() is None:
             p.kill()
+
+
+def test_ctrl_c_stops_the_server(tmp_path, data):
+    rec = tmp_path / "rec.json"
+    env = {**os.environ, "LENSBENCH_STANDIN_RECORD": str(rec)}
+    p = subprocess.Popen(_run_cmd(data, tmp_path / "run", "--standin-latency 60"), env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not rec.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.5)
+        pid = json.loads(rec.read_text())["pid"]
+        assert alive(pid)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        assert p.returncode != 0
+        assert not alive(pid), "the server outlived an interrupted run"
+    finally:
+        if p.poll() is None:
+            p.kill()
