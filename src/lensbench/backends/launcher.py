@@ -51,12 +51,23 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
+def _libc_prctl():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl  # looked up once, in the parent (no dlopen after fork)
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _libc_prctl()
+
+
 def _die_with_parent() -> None:  # runs in the child between fork and exec
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
+    """Ask the kernel to send SIGTERM to this child when its parent dies (Linux; elsewhere nothing).
+    SIGTERM, not SIGKILL, so that an engine can still stop the workers it forked."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
 
 
 def log_tail(path: Path | None, n: int = 15) -> str:
