@@ -12,7 +12,7 @@ __all__ = ["counts_table", "incomplete_notes", "run_label", "run_tags"]
 
 def run_tags(r: RunResult) -> list[str]:
     """Tags every benchmark's row names carry: the judge/parser model, a partial (--limit) run, an incomplete run."""
-    tags = []
+    tags = [str(r.extra["tag"])] if r.extra.get("tag") else []
     if r.extra.get("judge"):
         tags.append(f"judge: {r.extra['judge']}")
     if r.extra.get("partial"):

@@ -46,6 +46,9 @@ class Cell:
     headline: bool = False
     complete: bool = True
     note: str | None = None
+    #: the run's tag (``lensbench eval`` variant, ``--tag``): runs of one model and benchmark that differ in it
+    #: are separate columns
+    variant: str = ""
 
 
 @dataclass
@@ -84,7 +87,8 @@ def _run_cells(run: LoadedRun, n_resamples: int, seed: int, all_categories: bool
         extra_cats = [c for c in (metrics.get(key) or {}) if c != col] if all_categories else []
         for c_name, tcat, headline in [(col, cat, True)] + [(c, c, False) for c in extra_cats]:
             v = value if headline else _result_value(metrics, key, c_name)
-            cell = Cell(model, bench, key, c_name, v, headline=headline, complete=run.result.complete)
+            cell = Cell(model, bench, key, c_name, v, headline=headline, complete=run.result.complete,
+                        variant=str(run.result.extra.get("tag") or ""))
             if t is None or tcat not in t.categories:
                 why = next((p.split(": ", 1)[-1] for p in run.problems if "samples.jsonl" in p), None)
                 cell.note = ("category not in records" if t is not None else
@@ -117,7 +121,7 @@ def build_leaderboard(runs: list[LoadedRun], *, n_resamples: int = DEFAULT_RESAM
     other is listed as superseded).
     """
     lb = Leaderboard(seed=seed, n_resamples=n_resamples)
-    seen: dict[tuple[str, str], str] = {}
+    seen: dict[tuple[str, str, str], str] = {}
     for run in runs:
         if run.result is None:
             lb.unfinished.append((str(run.path), "; ".join(run.problems) or "no result.json"))
@@ -125,10 +129,11 @@ def build_leaderboard(runs: list[LoadedRun], *, n_resamples: int = DEFAULT_RESAM
         if not run.result.complete:
             lb.unfinished.append((str(run.path), f"incomplete: {run.result.counts.get('n_error', '?')} failed "
                                                  "requests (values marked *)"))
-        key = (run.model, run.benchmark)
+        tag = str(run.result.extra.get("tag") or "")
+        key = (run.model, run.benchmark, tag)
         if key in seen:
-            lb.unfinished.append((seen[key], f"superseded by {run.path} (same model and benchmark)"))
-            lb.cells = [c for c in lb.cells if (c.model, c.benchmark) != key]
+            lb.unfinished.append((seen[key], f"superseded by {run.path} (same model, benchmark and tag)"))
+            lb.cells = [c for c in lb.cells if (c.model, c.benchmark, c.variant) != key]
         seen[key] = str(run.path)
         try:
             cells, note = _run_cells(run, n_resamples, seed, all_categories)
@@ -156,7 +161,7 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "md") -> str:
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(TIDY_COLUMNS)
         for c in lb.cells:
-            w.writerow([c.model, c.benchmark, c.metric, c.category] +
+            w.writerow([c.model, c.benchmark + (f"--{c.variant}" if c.variant else ""), c.metric, c.category] +
                        ["" if v is None else (f"{v:.6g}" if isinstance(v, float) else v)
                         for v in (c.value, c.ci_low, c.ci_high, c.n)])
         return buf.getvalue()
@@ -166,18 +171,18 @@ def render_leaderboard(lb: Leaderboard, fmt: str = "md") -> str:
     if fmt != "md":
         raise ValueError(f"unknown format {fmt!r} (md, csv or json)")
     heads = [c for c in lb.cells if c.headline]
-    columns: list[tuple[str, str, str]] = []
+    columns: list[tuple[str, str, str, str]] = []
     for c in heads:
-        k = (c.benchmark, c.metric, c.category)
+        k = (c.benchmark, c.variant, c.metric, c.category)
         if k not in columns:
             columns.append(k)
     order = list(_TITLES)
     columns.sort(key=lambda k: order.index(k[0]) if k[0] in order else 99)
     models = list(dict.fromkeys(c.model for c in heads))
-    by = {(c.model, c.benchmark, c.metric, c.category): c for c in heads}
+    by = {(c.model, c.benchmark, c.variant, c.metric, c.category): c for c in heads}
     rows = [[m] + [_fmt_ci(by[(m, *k)]) if (m, *k) in by else "-" for k in columns] for m in models]
-    names = [f"{_TITLES.get(b, b)} {metric if metric not in ('accuracy', 'Score') else ''} {cat}".replace("  ", " ")
-             for b, metric, cat in columns]
+    names = [f"{_TITLES.get(b, b)}{f' [{v}]' if v else ''} {metric if metric not in ('accuracy', 'Score') else ''} "
+             f"{cat}".replace("  ", " ") for b, v, metric, cat in columns]
     out = render_table(["Model"] + names, rows, "md", title="Leaderboard (value [95% CI], %)")
     out += (f"\nCIs: percentile bootstrap over each benchmark's independent units, {lb.n_resamples} resamples, "
             f"seed {lb.seed}. * = incomplete run.\n")

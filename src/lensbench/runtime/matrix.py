@@ -182,7 +182,8 @@ def expand_cells(cfg: MatrixConfig) -> list[Cell]:
                     if clash:
                         raise ConfigError(f"{where}: {', '.join(clash)} is set by the matrix (model entry / run root), "
                                           "not in settings")
-                    s = RunSettings(**{"concurrency": m.concurrency, "model_name": m.name, **raw, **fixed})
+                    s = RunSettings(**{"concurrency": m.concurrency, "model_name": m.name,
+                                       **({"tag": v.label} if v else {}), **raw, **fixed})
                 except ValidationError as exc:
                     e = exc.errors()[0]
                     raise ConfigError(f"{where}: {'.'.join(map(str, e['loc']))}: {e['msg']}") from None

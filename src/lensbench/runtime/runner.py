@@ -167,6 +167,8 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
     extra: dict[str, Any] = {"first_error": first_error} if first_error else {}
     if "judge" in backends:
         extra["judge"] = backends["judge"].display_name or judge
+    if s.tag:
+        extra["tag"] = s.tag
     partial = s.limit is not None and len(samples) < n_loaded
     if partial:
         extra["partial"] = f"first {len(samples)} of {n_loaded} samples (--limit)"

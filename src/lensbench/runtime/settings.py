@@ -51,6 +51,8 @@ class RunSettings(BaseModel):
     shard: str | None = Field(default=None, description="run only shard I/N of the samples (0 <= I < N: samples I, "
                                                         "I+N, ...), e.g. one per SLURM array task; join the shard "
                                                         "folders with 'lensbench merge'")
+    tag: str | None = Field(default=None, description="a label for this run in report rows and leaderboard columns "
+                                                      "(lensbench eval sets it to the variant)")
     yes: bool = Field(default=False, description="re-send every request when the folder shows an earlier run whose "
                                                  "store is missing or empty")
 
