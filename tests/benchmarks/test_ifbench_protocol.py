@@ -160,8 +160,8 @@ def test_prompts_byte_exact_against_figures():
 
 
 def test_real_question_prompt_and_options_repr(bench_json, images):
-    qs = IFBench(IFBench.Options(image_dir=str(images))).load(bench_json)
-    reqs = IFBench(IFBench.Options(image_dir=str(images))).expand(qs[:1])
+    qs = IFBench(IFBench.Options(images_dir=str(images))).load(bench_json)
+    reqs = IFBench(IFBench.Options(images_dir=str(images))).expand(qs[:1])
     first = reqs[0]  # Thermal Feature Understanding [0], en, rotation 0
     raw = json.loads(bench_json.read_text())["Thermal Feature Understanding"][0]["question"]
     o = raw["en_options"]
@@ -178,7 +178,7 @@ def test_real_question_prompt_and_options_repr(bench_json, images):
 
 # ------------------------------------------------------------------ expansion
 def test_680_questions_expand_to_5440_requests_and_rotations_move_the_answer(bench_json, raw, images):
-    b = IFBench(IFBench.Options(image_dir=str(images)))
+    b = IFBench(IFBench.Options(images_dir=str(images)))
     qs = b.load(bench_json)
     assert len(qs) == 680 and len({q.image_name for q in qs}) == 499
     reqs = b.expand(qs)
@@ -209,7 +209,7 @@ def test_680_questions_expand_to_5440_requests_and_rotations_move_the_answer(ben
 
 
 def test_no_circular_and_one_language(bench_json, images):
-    b = IFBench(IFBench.Options(image_dir=str(images), circular=False, languages="zh"))
+    b = IFBench(IFBench.Options(images_dir=str(images), circular=False, languages="zh"))
     reqs = b.expand(b.load(bench_json))
     assert len(reqs) == 680 and all(r.id.endswith("/zh/r0") for r in reqs)
     with pytest.raises(ValueError):
@@ -255,7 +255,7 @@ def independent_scores(records_by_id, raw, langs=("en", "zh")):
 
 
 def test_random_run_equals_independent_count(bench_json, raw, images, tmp_path):
-    b = IFBench(IFBench.Options(image_dir=str(images)))
+    b = IFBench(IFBench.Options(images_dir=str(images)))
     res = run_benchmark(b, RunSettings(model="random", data_dir=bench_json, out=tmp_path / "run", progress=False, seed=3))
     assert res.complete and res.counts["n_requests"] == 5440 and res.counts["n_questions"] == 680
     recs = [json.loads(x) for x in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
@@ -269,7 +269,7 @@ def test_random_run_equals_independent_count(bench_json, raw, images, tmp_path):
         assert res.metrics["Score"][ab] == pytest.approx((per_lang["en"][ab] + per_lang["zh"][ab]) / 2, abs=1e-9)
     assert 20 < res.metrics["Score"]["Avg"] < 30 and res.counts["judge"] == "exact match only"
     # the report re-reads result.json; a re-run answers everything from the store
-    res2 = run_benchmark(IFBench(IFBench.Options(image_dir=str(images))),
+    res2 = run_benchmark(IFBench(IFBench.Options(images_dir=str(images))),
                          RunSettings(model="random", data_dir=bench_json, out=tmp_path / "run", progress=False, seed=3))
     assert res2.metrics == res.metrics
     manifest = json.loads((tmp_path / "run" / "run.json").read_text())
@@ -313,7 +313,7 @@ def test_parser_path_against_local_server(bench_json, raw, images, tmp_path):
         letter = next(k for k, v in shown.items() if v == q)
         return styles[key].format(a=letter)
 
-    b = IFBench(IFBench.Options(image_dir=str(images)))
+    b = IFBench(IFBench.Options(images_dir=str(images)))
     qs = b.load(bench_json)[:6]
     for r in b.expand(qs):
         q = next(x for x in qs if x.qid == r.meta["qid"])
@@ -321,15 +321,15 @@ def test_parser_path_against_local_server(bench_json, raw, images, tmp_path):
     # options must be unique within these questions for the responder's lookup
     assert all(len(set(q.option_list(lg))) == 4 for q in qs for lg in ("en", "zh"))
     with FakeOpenAIServer(responder=responder) as srv:
-        res = run_benchmark(IFBench(IFBench.Options(image_dir=str(images))),
+        res = run_benchmark(IFBench(IFBench.Options(images_dir=str(images))),
                             RunSettings(model="openai:vlm", base_url=[srv.url], judge_model="openai:qwen3-8b",
                                         judge_base_url=[srv.url], data_dir=bench_json, out=tmp_path / "hy",
                                         limit=6, progress=False, max_retries=0))
         parser_bodies = [bd for bd in srv.bodies if _text(bd).startswith(PARSER_HEAD)]
-        res_exact = run_benchmark(IFBench(IFBench.Options(image_dir=str(images))),
+        res_exact = run_benchmark(IFBench(IFBench.Options(images_dir=str(images))),
                                   RunSettings(model="openai:vlm", base_url=[srv.url], data_dir=bench_json,
                                               out=tmp_path / "ex", limit=6, progress=False, max_retries=0))
-        res_off = run_benchmark(IFBench(IFBench.Options(image_dir=str(images), answer_parsing="official-first-char")),
+        res_off = run_benchmark(IFBench(IFBench.Options(images_dir=str(images), answer_parsing="official-first-char")),
                                 RunSettings(model="openai:vlm", base_url=[srv.url], judge_model="openai:qwen3-8b",
                                             judge_base_url=[srv.url], data_dir=bench_json, out=tmp_path / "off",
                                             limit=6, progress=False, max_retries=0))
@@ -391,7 +391,7 @@ def test_parser_transport_error_is_not_scored(bench_json, images, tmp_path):
         return None
 
     with FakeOpenAIServer(responder=responder, fault_plan=faults) as srv:
-        res = run_benchmark(IFBench(IFBench.Options(image_dir=str(images), languages="en")),
+        res = run_benchmark(IFBench(IFBench.Options(images_dir=str(images), languages="en")),
                             RunSettings(model="openai:vlm", base_url=[srv.url], judge_model="openai:judge",
                                         judge_base_url=["http://127.0.0.1:9/v1"], data_dir=bench_json,
                                         out=tmp_path / "e", limit=2, progress=False, max_retries=0, timeout_s=2))
@@ -406,7 +406,7 @@ def test_input_configurations(bench_json, images, translated, raw):
     name0 = raw["Thermal Feature Understanding"][0]["dst_thermal_path"]
     for inp, kinds, tpl in (("if+rgb", ["if", "rgb"], "pair_en"), ("if+rgb+text", ["if", "rgb"], "prior_pair_en"),
                             ("rgb", ["rgb"], "translated_en"), ("if+text", ["if"], "prior_en")):
-        b = IFBench(IFBench.Options(image_dir=str(images), translated_dir=str(translated), input=inp))
+        b = IFBench(IFBench.Options(images_dir=str(images), translated_dir=str(translated), input=inp))
         r = b.expand(b.load(bench_json)[:1])[0]
         got = [("rgb" if p.path.endswith(".png") else "if") for p in r.images]
         assert got == kinds, inp
@@ -417,7 +417,7 @@ def test_input_configurations(bench_json, images, translated, raw):
     reqs = b.expand(qs)
     assert len(reqs) == 5440 and all(not r.images for r in reqs)
     with pytest.raises(DataError, match="translated"):
-        IFBench(IFBench.Options(image_dir=str(images), input="if+rgb", translated_dir=str(images / "nope"))).load(bench_json)
+        IFBench(IFBench.Options(images_dir=str(images), input="if+rgb", translated_dir=str(images / "nope"))).load(bench_json)
 
 
 def test_loader_errors_name_file_and_field(tmp_path, images):
@@ -497,7 +497,7 @@ def test_render_table2_with_paper_and_multi_run_features():
 def test_constant_answer_scores_exactly_25_under_circular_evaluation(bench_json, images, tmp_path):
     """Each original option sits in slot A in exactly one of the 4 rotations, so 'always A' scores 1/4
     on every question (soft) and 0 strict, in every dimension and language."""
-    res = run_benchmark(IFBench(IFBench.Options(image_dir=str(images))),
+    res = run_benchmark(IFBench(IFBench.Options(images_dir=str(images))),
                         RunSettings(model="constant:A", data_dir=bench_json, out=tmp_path / "c", progress=False))
     assert all(v == pytest.approx(25.0) for v in res.metrics["Score"].values())
     assert all(v == 0.0 for v in res.metrics["Strict"].values())

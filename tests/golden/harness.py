@@ -95,7 +95,7 @@ FLAGS: dict[str, str] = {
     "--languages": "--languages",
     "--input": "--input",
     "--blind": "--blind",
-    "--image-dir": "--image-dir",
+    "--image-dir": "--images-dir",
     "--translated-dir": "--translated-dir",
     "--parser-max-tokens": "--parser-max-tokens",
     "--no-parser-disable-thinking": "--no-parser-disable-thinking",

@@ -72,7 +72,9 @@ def params_from_model(model: type[BaseModel], skip: frozenset[str] | set[str] = 
             opt = typer.Option(flag, help=help_ + " (repeatable)", metavar=_metavar(name, item))
         elif inner is bool:
             ann = Optional[bool] if optional else bool
-            opt = typer.Option(f"{flag}/--no-{flag[2:]}", help=help_)
+            # a flag that is off by default needs no --no- form; unset (None) or on-by-default ones do
+            decl = flag if default is False else f"{flag}/--no-{flag[2:]}"
+            opt = typer.Option(decl, help=help_)
         else:
             if typing.get_origin(inner) is typing.Literal:
                 choices = typing.get_args(inner)

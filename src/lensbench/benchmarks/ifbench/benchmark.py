@@ -67,7 +67,7 @@ class IFBench(Benchmark):
             "(GenViP = if+rgb+text)")
         translated_dir: Optional[str] = Field(default=None, description="folder of translated RGB images (same base "
                                               "names as the infrared files); default DATA_DIR/translated_rgb_imgs")
-        image_dir: Optional[str] = Field(default=None, description="folder of the infrared images; default "
+        images_dir: Optional[str] = Field(default=None, description="folder of the infrared images; default "
                                          "DATA_DIR/infrared_imgs, DATA_DIR/images or DATA_DIR")
         blind: bool = Field(default=False, description="send the same prompts without any image (language-prior "
                             "baseline, reported as such)")
@@ -114,7 +114,7 @@ class IFBench(Benchmark):
         """See :func:`lensbench.benchmarks.ifbench.data.load_questions` (folders from the options)."""
         o = self.options
         self.load_stats: dict[str, Any] = {}
-        return load_questions(data_dir, input_config=o.input, blind=o.blind, image_dir=o.image_dir,
+        return load_questions(data_dir, input_config=o.input, blind=o.blind, image_dir=o.images_dir,
                               translated_dir=o.translated_dir, skip_missing=o.skip_missing, stats=self.load_stats)
 
     def expand(self, samples: Sequence[Question], ctx: RunContext | None = None) -> list[Request]:
