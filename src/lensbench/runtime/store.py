@@ -49,6 +49,10 @@ CREATE TABLE IF NOT EXISTS meta (
 """
 
 
+_INSERT = ("INSERT OR REPLACE INTO responses (key, request_id, role, status, text, reasoning, error, attempts, "
+           "latency_s, finish_reason, usage, request, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
+
+
 class RunStore:
     """SQLite (WAL) store of responses at ``<run_dir>/responses.sqlite``.
 
@@ -65,6 +69,7 @@ class RunStore:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.run_dir / self.FILENAME
         self._timer: asyncio.TimerHandle | None = None
+        self._rows: list[tuple] = []  # put() rows not written yet (one executemany per commit)
         self._last_commit = 0.0
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None)
@@ -97,6 +102,7 @@ class RunStore:
 
     def get_many(self, keys: Iterable[str]) -> dict[str, StoredResponse]:
         """Stored rows for the given keys (missing keys are absent from the result)."""
+        self.commit()
         out: dict[str, StoredResponse] = {}
         keys = list(dict.fromkeys(keys))
         for i in range(0, len(keys), 500):
@@ -112,22 +118,14 @@ class RunStore:
         """Insert or replace one row (an ``ok`` row is never replaced by an error); committed within
         :attr:`COMMIT_EVERY_S` when called inside a running event loop (by a timer on it), else at once."""
         if resp.status == "error":
+            self.commit()
             cur = self._db.execute("SELECT status FROM responses WHERE key = ?", (resp.key,)).fetchone()
             if cur is not None and cur[0] == "ok":
                 return
-        self._begin()
-        self._db.execute(
-            "INSERT OR REPLACE INTO responses (key, request_id, role, status, text, reasoning, error, attempts, "
-            "latency_s, finish_reason, usage, request, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (resp.key, resp.request_id, role, resp.status, resp.text, resp.reasoning, resp.error, resp.attempts,
-             resp.latency_s, resp.finish_reason, json.dumps(resp.usage) if resp.usage else None, request_json,
-             time.time()),
-        )
+        self._rows.append((resp.key, resp.request_id, role, resp.status, resp.text, resp.reasoning, resp.error,
+                           resp.attempts, resp.latency_s, resp.finish_reason,
+                           json.dumps(resp.usage) if resp.usage else None, request_json, time.time()))
         self._commit_soon()
-
-    def _begin(self) -> None:
-        if not self._db.in_transaction:
-            self._db.execute("BEGIN")
 
     def _commit_soon(self) -> None:
         if time.monotonic() - self._last_commit >= self.COMMIT_EVERY_S:
@@ -145,12 +143,16 @@ class RunStore:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self._db is not None and self._db.in_transaction:
+        if self._db is not None and self._rows:
+            rows, self._rows = self._rows, []
+            self._db.execute("BEGIN")
+            self._db.executemany(_INSERT, rows)
             self._db.execute("COMMIT")
         self._last_commit = time.monotonic()
 
     def counts(self) -> dict[str, int]:
         """``{"ok": n, "error": n}`` over all rows."""
+        self.commit()
         out = {"ok": 0, "error": 0}
         for status, n in self._db.execute("SELECT status, COUNT(*) FROM responses GROUP BY status"):
             out[status] = n
@@ -158,6 +160,7 @@ class RunStore:
 
     def iter_rows(self) -> Iterable[dict]:
         """All rows as dicts (for export), in insertion order."""
+        self.commit()
         cur = self._db.execute("SELECT key, request_id, role, status, text, reasoning, error, attempts, latency_s, "
                                "finish_reason, usage, request FROM responses ORDER BY rowid")
         cols = [d[0] for d in cur.description]
@@ -176,4 +179,5 @@ class RunStore:
 
     def n_rows(self) -> int:
         """Number of stored responses (ok and error)."""
+        self.commit()
         return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
