@@ -24,7 +24,6 @@ import asyncio
 import base64
 import json
 import os
-import resource
 import signal
 import statistics
 import subprocess
@@ -133,7 +132,7 @@ def throughput(a) -> None:
 
 
 SCALE_CHILD = r"""
-import asyncio, json, resource, sys, tempfile, time
+import asyncio, json, sys, tempfile, time  # peak RSS: VmHWM (ru_maxrss keeps the parent's across fork+exec)
 from pathlib import Path
 from lensbench.backends.base import BackendConfig
 from lensbench.backends.providers import make_backend
@@ -170,7 +169,7 @@ async def main():
 
 cpu, wall = asyncio.run(main())
 print(json.dumps({"n": n, "cpu_s": cpu, "wall_s": wall,
-                  "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "maxrss_mb": int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM")).split()[1]) / 1024}))
 """
 
 
