@@ -15,10 +15,10 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from lensbench.core.errors import LensbenchError
 from lensbench.report.runs import LoadedRun, load_run
+from lensbench.core.console import fail
 
 __all__ = ["register", "leaderboard_report", "view", "compare", "benchmark_tables_html", "write_viewer"]
 
@@ -170,8 +170,7 @@ def compare(
         cmp = compare_runs(a, b, n_resamples=resamples, seed=seed)
         text = render_comparison(cmp, format)
     except (ValueError, LensbenchError) as exc:
-        console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+        fail(str(exc))
     sys.stdout.write(text)
 
 

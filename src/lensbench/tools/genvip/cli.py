@@ -8,9 +8,9 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from lensbench.core.errors import ConfigError
+from lensbench.core.console import fail
 
 __all__ = ["genvip_app"]
 
@@ -39,8 +39,7 @@ def translate_cmd(
         ed = make_editor(editor, base_url=base_url, api_key_env=api_key_env, lora=lora, steps=steps, seed=seed, size=size)
         rep = translate_folder(images, out, ed, limit=limit)
     except ConfigError as exc:
-        _console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2)
+        fail(str(exc))
     _console.print(f"translated {rep['done']}, skipped (already there) {rep['skipped']}, failed {len(rep['failed'])} "
                    f"of {rep['total']}; report: {out / 'translate_report.json'}", highlight=False)
     for f in rep["failed"][:20]:
@@ -81,6 +80,5 @@ def curate_cmd(
             raise ConfigError(f"unknown --embedder {embedder!r} (phash, dino[:MODEL])")
         summary = curate(find_pairs(pairs), list_images(benchmark_images), out, s, embedder=emb)
     except (ConfigError, ValueError) as exc:
-        _console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2)
+        fail(str(exc))
     typer.echo(json.dumps({"pairs": summary["pairs"], "kept": summary["kept"], "counts": summary["counts"]}, indent=2))

@@ -9,9 +9,9 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from lensbench.core.errors import ConfigError, DataError
+from lensbench.core.console import fail
 
 __all__ = ["gobench_app"]
 
@@ -21,9 +21,8 @@ gobench_app = typer.Typer(help="GOBench generation side: make images for the 333
 _console = Console(stderr=True)
 
 
-def _fail(msg: str) -> None:
-    _console.print(f"[bold red]error:[/] {escape(str(msg))}", highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
+def _fail(msg) -> None:
+    fail(str(msg))
 
 
 def _records(data_dir: Path):

@@ -11,6 +11,7 @@ import typer
 
 from lensbench.core.errors import LensbenchError
 from lensbench.core.types import Request, StoredResponse
+from lensbench.core.console import fail
 
 __all__ = ["groundingme_app", "engine_generate"]
 
@@ -33,8 +34,7 @@ def engine_generate(backend, store_dir: Path, concurrency: int = 8):
 
 
 def _fail(exc: Exception) -> None:
-    typer.echo(f"error: {exc}", err=True)
-    raise typer.Exit(2)
+    fail(str(exc))
 
 
 @groundingme_app.command("negatives")

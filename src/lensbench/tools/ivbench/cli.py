@@ -14,6 +14,7 @@ import typer
 
 from lensbench.benchmarks.ivbench.data import TASK_ABBREV, TASKS
 from lensbench.core.errors import ConfigError
+from lensbench.core.console import fail
 
 __all__ = ["ivbench_app"]
 
@@ -34,8 +35,7 @@ def download_cmd(
     try:
         res = download_videos(read_ids(ids), out, max_height=max_height)
     except LensbenchError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(str(exc))
     typer.echo(f"downloaded {len(res['ok'])}, already present {len(res['skipped'])}, failed {len(res['failed'])}")
     if res["failed"]:
         typer.echo("failed: " + " ".join(res["failed"]), err=True)
@@ -92,6 +92,5 @@ def synthesize_cmd(
         finally:
             store.close()
     except LensbenchError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(str(exc))
     typer.echo(json.dumps(counts))
