@@ -47,7 +47,7 @@ def incomplete_notes(results: Sequence[RunResult], what: str = "request(s)", ext
     """One sentence per incomplete run: how many units failed in transport and how to retry them."""
     lines = []
     for r in results:
-        if not r.complete:
+        if r.counts.get("n_error"):  # failed requests (a --limit run is partial, not failed)
             lines.append(f"Run {r.run_dir or r.model} is incomplete: {r.counts.get('n_error')} {what} failed in "
                          f"transport and are left out{extra}; re-run with the same --out to retry them.\n")
     return "".join(lines)

@@ -89,7 +89,7 @@ def render_tables(results: Sequence[RunResult], fmt: str = "md", with_paper: boo
             if r.counts.get("n_images_missing"):
                 notes.append(f"{r.model}: {r.counts['n_images_missing']} of {r.counts.get('n_records_total')} "
                              "records had no image file and were skipped.")
-            if not r.complete:
+            if r.counts.get("n_error"):  # failed requests (a --limit run is partial, not failed)
                 notes.append(f"{r.model}: {r.counts.get('n_error')} request(s) failed in transport and are not "
                              "scored; re-run with the same --out to retry them.")
         parts.append("\n".join(f"- {n}" for n in notes) + "\n")

@@ -128,7 +128,7 @@ def render(results: Sequence[RunResult], fmt: str = "md", with_paper: bool = Fal
         if th:
             parts.append(th)
     for r in results:
-        if not r.complete:
+        if r.counts.get("n_error"):  # failed requests (a --limit run is partial, not failed)
             parts.append(f"Run {r.run_dir or r.model} is incomplete: {r.counts.get('n_error')} request(s) failed "
                          f"in transport (model or parser) and {r.counts.get('n_units_missing')} (question, language) "
                          "unit(s) are left out; re-run with the same --out to retry them.\n")

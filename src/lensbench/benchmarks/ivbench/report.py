@@ -80,7 +80,7 @@ def _notes(results: Sequence[RunResult]) -> list[str]:
             parts.append(f"Run {r.run_dir or r.model}: {r.counts['n_skipped_missing']} of "
                          f"{r.counts.get('n_queries_in_file')} queries were skipped for missing video/image "
                          "(--skip-missing); scores cover the rest only.\n")
-        if not r.complete:
+        if r.counts.get("n_error"):  # failed requests (a --limit run is partial, not failed)
             parts.append(f"Run {r.run_dir or r.model} is incomplete: {r.counts.get('n_error')} record(s) not scored "
                          f"({r.counts.get('n_video_error', 0)} undecodable video, "
                          f"{r.counts.get('n_transport_error', 0)} transport); re-run with the same --out to retry.\n")

@@ -78,7 +78,7 @@ def render_tables(results: Sequence[RunResult], fmt: str = "md", with_paper: boo
                                         ("errors (not scored)", "n_error"), ("units scored", "n_units_scored"),
                                         ("units missing", "n_units_missing")], fmt))
     for r in results:
-        if not r.complete:
+        if r.counts.get("n_error"):  # failed requests (a --limit run is partial, not failed)
             parts.append(f"Run {r.run_dir or r.model} is incomplete: {r.counts.get('n_error')} question(s) failed "
                          f"in transport and are left out ({r.counts.get('n_units_missing')} unit(s) missing from "
                          "SAcc); re-run with the same --out to retry them.\n")
