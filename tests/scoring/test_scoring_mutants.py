@@ -137,8 +137,10 @@ def test_binomial_threshold_exact(n, p):
 def test_binomial_threshold_hand_value_and_bad_input():
     # n=20, p=0.5: P(X>=15)=0.0207 < 0.05 <= P(X>=14)=0.0577 -> 15/20
     assert binomial_threshold(20, 0.5) == 75.0
+    # n=1, p=0.5: P(X>=1) = 0.5 >= 0.05, so no k <= 1 is significant -> (1 + 1) / 1 = 200 %
+    assert binomial_threshold(1, 0.5) == 200.0
     for n, p in ((0, 0.5), (10, 0.0), (10, 1.0)):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="needs n >= 1 and 0 < p < 1"):  # the clear message, not a math error
             binomial_threshold(n, p)
 
 
