@@ -182,9 +182,9 @@ class Engine:
 
         return await run_stream(self, batches, label, total)
 
-    def _settle(self, req: Request, resp: StoredResponse, lab: dict[str, int]) -> bool:
-        """Store one reply and count it; True when it is an error. Raises EndpointDown when every
-        request so far failed (``abort_after`` in a row and none answered)."""
+    def _settle(self, req: Request, resp: StoredResponse, lab: dict[str, int], check: bool = True) -> bool:
+        """Store one reply and count it; True when it is an error. With ``check``, raises EndpointDown
+        when every request so far failed (``abort_after`` in a row and none answered)."""
         lab["sent"] += 1
         self.store.put(resp, role=req.role, request_json=request_json(req))
         if resp.ok:
@@ -195,10 +195,15 @@ class Engine:
         self.last_error = resp.error
         self.stats.errors += 1
         lab["errors"] += 1
+        if check:
+            self._check_abort()
+        return True
+
+    def _check_abort(self) -> None:
+        """Raise EndpointDown once ``abort_after`` requests in a row failed and none ever answered."""
         if self.abort_after and self._consecutive_errors >= self.abort_after and self.stats.ok == 0:
             raise EndpointDown(f"giving up after {self._consecutive_errors} failed requests in a row and "
-                               f"none answered (replies stored so far are kept); last error: {resp.error}")
-        return True
+                               f"none answered (replies stored so far are kept); last error: {self.last_error}")
 
     async def _send_all(self, todo, label, n_cached, total, lab) -> None:
         it = iter(enumerate(todo))
@@ -215,21 +220,9 @@ class Engine:
                     ahead = todo[i + window][1]
                     self.backends[ahead.role].prefetch(ahead)
                 resp = await self._send_one(key, req)
-                lab["sent"] += 1
-                self.store.put(resp, role=req.role, request_json=request_json(req))
-                if resp.ok:
-                    self.stats.ok += 1
-                    self._consecutive_errors = 0
-                else:
-                    self._consecutive_errors += 1
-                    self.last_error = resp.error
-                    errors += 1
-                    self.stats.errors += 1
-                    lab["errors"] += 1
+                errors += self._settle(req, resp, lab, check=False)
                 self._progress.advance(errors)
-                if self.abort_after and self._consecutive_errors >= self.abort_after and self.stats.ok == 0:
-                    raise EndpointDown(f"giving up after {self._consecutive_errors} failed requests in a row and "
-                                       f"none answered (replies stored so far are kept); last error: {resp.error}")
+                self._check_abort()
 
         try:
             await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(todo)))))
@@ -256,22 +249,10 @@ class Engine:
                     resps = await self._send_batch(unit)
                 else:
                     resps = [await self._send_one(k, r) for k, r in unit]
-                for (_k, req), resp in zip(unit, resps):
-                    lab["sent"] += 1
-                    self.store.put(resp, role=req.role, request_json=request_json(req))
-                    if resp.ok:
-                        self.stats.ok += 1
-                        self._consecutive_errors = 0
-                    else:
-                        self._consecutive_errors += 1
-                        self.last_error = resp.error
-                        errors += 1
-                        self.stats.errors += 1
-                        lab["errors"] += 1
+                for (_k, req), resp in zip(unit, resps):  # the whole unit is stored before any abort
+                    errors += self._settle(req, resp, lab, check=False)
                     self._progress.advance(errors)
-                if self.abort_after and self._consecutive_errors >= self.abort_after and self.stats.ok == 0:
-                    raise EndpointDown(f"giving up after {self._consecutive_errors} failed requests in a row and "
-                                       f"none answered (replies stored so far are kept); last error: {self.last_error}")
+                self._check_abort()
 
         try:
             await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(units)))))
