@@ -105,3 +105,14 @@ def test_sps_equation_one():
     assert sps(0.0, 3.0, 2.0) == 0.0            # beyond delta_max
     with pytest.raises(ValueError):
         sps(1.0, 1.0, 0.0)
+
+
+def test_problems_name_the_missing_pieces():
+    # question 2's answer is unreadable: the note names question 2 (1-based)
+    pr = parse_reply(_json_reply(["Yes", "maybe", "Yes", "No", "Yes"], 3, 4))
+    assert pr.answers == ["Yes", None, "Yes", "No", "Yes"]
+    assert pr.problems == ["no valid answer for question(s) [2]"]
+    pr = parse_reply_vlmevalkit("Aesthetics Rating: 3\nInstruction Consistency Rating: 2")
+    assert pr.problems == ["no total line as VLMEvalKit reads them"]
+    pr = parse_reply_vlmevalkit("Total Score: 3")
+    assert pr.problems == ["no aesthetics, fidelity line as VLMEvalKit reads them"]

@@ -90,3 +90,9 @@ def test_record_scores_and_hit_at():
     assert hit_at({"iou": 0.9}, 0.9) is True
     assert hit_at({"iou": 0.89}, 0.9) is False
     assert hit_at({"iou": None, "hit@0.5": 1}, 0.95) is True
+
+
+def test_smart_resize_mimo_aspect_ratio_error_states_the_ratio():
+    with pytest.raises(ValueError, match=r"got 201\.0"):
+        smart_resize_mimo(28, 28 * 201)
+    assert smart_resize_mimo(28, 28 * 200)[0] > 0   # exactly 200 is allowed

@@ -65,3 +65,9 @@ def test_table2_errors_left_out_of_accuracy_and_chance():
     assert chance["Overall"] == pytest.approx(100 * (0.25 + 0.5 + 0.25) / 3)
     assert acc["P-Avg"] == 50.0 and acc["R-Avg"] == 100.0
     assert acc["SR"] is None and chance["SR"] is None and n["SR"] == 0
+
+
+def test_parenthesised_letter_outside_the_options_is_ignored():
+    # rule 4: "(x)" is no option letter, so the one valid parenthesised letter is c
+    assert parse_choice("I pick (c) here, not (x)", OPTS) == "c"
+    assert parse_choice("I pick (x) here", OPTS) is None
