@@ -276,10 +276,13 @@ def relocate(source: str, kind: str, desc: str, line_text: str, ordinal: int) ->
 def _tests_for(root: Path, targets: dict, module: str, extras: dict[str, list[str]]) -> tuple[tuple[str, ...], ...]:
     """The pytest calls for a module: the extra mutant-killing files (when present) first, then the mapped calls."""
     extra = [f for prefix, files in extras.items() if module.startswith(prefix) for f in files if (root / f).is_file()]
-    calls = ([extra] if extra else []) + list(targets[module])
+    # the mapped calls never pick the extra files up through a folder (e.g. tests/scoring): with --no-extra they
+    # must not run at all, with extras they already ran first
+    ignore = [f"--ignore={f}" for fs in CURRENT_EXTRA.values() for f in fs] if targets is CURRENT else []
+    calls = ([extra] if extra else []) + [list(c) + ignore for c in targets[module]]
     out = []
     for c in calls:  # leave out test paths that do not exist (moved files would make pytest fail: a false kill)
-        keep = [a for i, a in enumerate(c) if not a.startswith("tests/") or (root / a.split("::")[0]).exists()]
+        keep = [a for a in c if not a.startswith("tests/") or (root / a.split("::")[0]).exists()]
         for a in c:
             if a not in keep:
                 print(f"warning: {a} does not exist; left out of the plan for {module}", file=sys.stderr)

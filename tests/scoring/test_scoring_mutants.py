@@ -44,6 +44,9 @@ def test_iou_asymmetric_boxes():
     # overlap x 1..4 (3), y 1..2 (1) -> 3; areas 8 and 12; union 17
     assert iou(a, b) == pytest.approx(3 / 17)
     assert iou(b, a) == pytest.approx(3 / 17)
+    # x1 != y1 in both boxes: areas 4x2 = 8 each, overlap x 2..5 (3) by y 2..3 (1) -> 3 / 13
+    assert iou((1.0, 2.0, 5.0, 4.0), (2.0, 1.0, 6.0, 3.0)) == pytest.approx(3 / 13)
+    assert iou((2.0, 1.0, 6.0, 3.0), (1.0, 2.0, 5.0, 4.0)) == pytest.approx(3 / 13)
     # b inside a: 2x1 inside 4x2 -> 2 / 8
     assert iou((0, 0, 4, 2), (1, 0.5, 3, 1.5)) == pytest.approx(0.25)
 
