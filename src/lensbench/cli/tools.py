@@ -1,16 +1,13 @@
 """The tool groups mounted under ``lensbench``: the papers' side pipelines, from one explicit list.
 
-Each entry is ``(command name, "module:typer_app")``; modules are imported when the CLI is
-built (they hold typer apps only and import their heavy parts inside the commands).
+Each entry is ``(command name, "module:typer_app")``. The main app (:mod:`.main`) mounts them
+lazily (:mod:`.lazy`): a group's module is imported only when that group is used, so ``lensbench
+run`` pays nothing for them.
 """
 
 from __future__ import annotations
 
-import importlib
-
-import typer
-
-__all__ = ["TOOL_GROUPS", "mount_tools"]
+__all__ = ["TOOL_GROUPS"]
 
 TOOL_GROUPS: list[tuple[str, str]] = [
     ("genvip", "lensbench.tools.genvip.cli:genvip_app"),
@@ -19,10 +16,3 @@ TOOL_GROUPS: list[tuple[str, str]] = [
     ("groundingme", "lensbench.tools.groundingme.cli:groundingme_app"),
     ("data", "lensbench.tools.data.cli:data_app"),
 ]
-
-
-def mount_tools(app: typer.Typer) -> None:
-    """Add every group of :data:`TOOL_GROUPS` to ``app``."""
-    for name, target in TOOL_GROUPS:
-        mod, _, attr = target.partition(":")
-        app.add_typer(getattr(importlib.import_module(mod), attr), name=name)
