@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from lensbench.core.results import RunResult
 from lensbench.report.tables import render_table
@@ -43,11 +43,7 @@ def skipped_notes(results: Sequence[RunResult], what: str = "item(s)") -> str:
                    "(--skip-missing); not scored.\n" for r in results if r.counts.get("n_skipped_missing"))
 
 
-def incomplete_notes(results: Sequence[RunResult], what: str = "request(s)", extra: str = "") -> str:
-    """One sentence per incomplete run: how many units failed in transport and how to retry them."""
-    lines = []
-    for r in results:
-        if r.counts.get("n_error"):  # failed requests (a --limit run is partial, not failed)
-            lines.append(f"Run {r.run_dir or r.model} is incomplete: {r.counts.get('n_error')} {what} failed in "
-                         f"transport and are left out{extra}; re-run with the same --out to retry them.\n")
-    return "".join(lines)
+def incomplete_notes(results: Sequence[RunResult], body: Callable[[RunResult], str]) -> str:
+    """One sentence per run with failed requests (a --limit run is partial, not failed):
+    ``Run <folder> is incomplete: <body(r)>`` — ``body`` says what the benchmark left out and how to retry."""
+    return "".join(f"Run {r.run_dir or r.model} is incomplete: {body(r)}\n" for r in results if r.counts.get("n_error"))

@@ -14,7 +14,7 @@ from lensbench.benchmarks.ifbench.analyses import (norm_name, paper_table, parse
 from lensbench.benchmarks.ifbench.data import ABBREVS, COLUMNS
 from lensbench.benchmarks.ifbench.prompts import INPUT_LABELS, INPUTS
 from lensbench.core.results import RunResult
-from lensbench.report.common import run_label, skipped_notes
+from lensbench.report.common import incomplete_notes, run_label, skipped_notes
 from lensbench.report.tables import render_table
 
 __all__ = ["render", "render_inputs", "render_scale", "render_thinking", "facts", "label", "setting"]
@@ -127,13 +127,12 @@ def render(results: Sequence[RunResult], fmt: str = "md", with_paper: bool = Fal
         th = render_thinking(results, fmt)
         if th:
             parts.append(th)
-    for r in results:
-        if r.counts.get("n_error"):  # failed requests (a --limit run is partial, not failed)
-            parts.append(f"Run {r.run_dir or r.model} is incomplete: {r.counts.get('n_error')} request(s) failed "
-                         f"in transport (model or parser) and {r.counts.get('n_units_missing')} (question, language) "
-                         "unit(s) are left out; re-run with the same --out to retry them.\n")
-    if skipped_notes(results, "question(s)"):
-        parts.append(skipped_notes(results, "question(s)"))
+    parts += incomplete_notes(results, lambda r: (
+        f"{r.counts.get('n_error')} request(s) failed in transport (model or parser) and "
+        f"{r.counts.get('n_units_missing')} (question, language) unit(s) are left out; re-run with the same --out to "
+        "retry them.")).splitlines(keepends=True)
+    if skipped := skipped_notes(results, "question(s)"):
+        parts.append(skipped)
     return "\n".join(parts)
 
 

@@ -14,7 +14,7 @@ from lensbench.benchmarks.ivbench.data import TABLE2_COLUMNS
 from lensbench.benchmarks.ivbench.sweep import config_label
 from lensbench.core.resources import read_text
 from lensbench.core.results import RunResult
-from lensbench.report.common import counts_table, run_tags
+from lensbench.report.common import counts_table, incomplete_notes, run_tags
 from lensbench.report.tables import render_table
 
 __all__ = ["paper_rows", "render_tables"]
@@ -80,11 +80,10 @@ def _notes(results: Sequence[RunResult]) -> list[str]:
             parts.append(f"Run {r.run_dir or r.model}: {r.counts['n_skipped_missing']} of "
                          f"{r.counts.get('n_queries_in_file')} queries were skipped for missing video/image "
                          "(--skip-missing); scores cover the rest only.\n")
-        if r.counts.get("n_error"):  # failed requests (a --limit run is partial, not failed)
-            parts.append(f"Run {r.run_dir or r.model} is incomplete: {r.counts.get('n_error')} record(s) not scored "
-                         f"({r.counts.get('n_video_error', 0)} undecodable video, "
-                         f"{r.counts.get('n_transport_error', 0)} transport); re-run with the same --out to retry.\n")
-    return parts
+        parts.append(incomplete_notes([r], lambda r: (
+            f"{r.counts.get('n_error')} record(s) not scored ({r.counts.get('n_video_error', 0)} undecodable video, "
+            f"{r.counts.get('n_transport_error', 0)} transport); re-run with the same --out to retry.")))
+    return [p for p in parts if p]
 
 
 def render_tables(results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:

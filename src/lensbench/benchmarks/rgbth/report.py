@@ -11,7 +11,7 @@ from typing import Any
 
 from lensbench.core.resources import read_json
 from lensbench.core.results import RunResult
-from lensbench.report.common import counts_table, run_label, skipped_notes
+from lensbench.report.common import counts_table, incomplete_notes, run_label, skipped_notes
 from lensbench.report.tables import render_table
 from lensbench.scoring.metrics import binomial_threshold
 from lensbench.benchmarks.rgbth.data import DEFAULT_INPUT, EXTRA_SKILLS, RGB_TH_TXT, RGB_TXT, SKILLS
@@ -77,13 +77,12 @@ def render_tables(results: Sequence[RunResult], fmt: str = "md", with_paper: boo
     parts.append(counts_table(results, [("questions scored", "n"), ("unparseable (non-compliance)", "n_unparseable"),
                                         ("errors (not scored)", "n_error"), ("units scored", "n_units_scored"),
                                         ("units missing", "n_units_missing")], fmt))
-    for r in results:
-        if r.counts.get("n_error"):  # failed requests (a --limit run is partial, not failed)
-            parts.append(f"Run {r.run_dir or r.model} is incomplete: {r.counts.get('n_error')} question(s) failed "
-                         f"in transport and are left out ({r.counts.get('n_units_missing')} unit(s) missing from "
-                         "SAcc); re-run with the same --out to retry them.\n")
-    if skipped_notes(results, "unit(s)"):
-        parts.append(skipped_notes(results, "unit(s)"))
+    parts += incomplete_notes(results, lambda r: (
+        f"{r.counts.get('n_error')} question(s) failed in transport and are left out "
+        f"({r.counts.get('n_units_missing')} unit(s) missing from SAcc); re-run with the same --out to retry them."
+    )).splitlines(keepends=True)
+    if skipped := skipped_notes(results, "unit(s)"):
+        parts.append(skipped)
     note = notes(results)
     if note:
         parts.append(note)
