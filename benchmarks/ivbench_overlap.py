@@ -21,21 +21,17 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-import httpx
 
 import lensbench
 from lensbench.benchmarks.ivbench.benchmark import IVBench
 from lensbench.benchmarks.ivbench.data import TASKS
 from lensbench.media.frame_cache import FrameCache
 from lensbench.testing.video import write_test_video
+from lensbench.testing.server import serve_in_subprocess
 from PIL import Image
 
 
@@ -61,25 +57,6 @@ def make_data(root: Path, n_videos: int, n_queries: int, fps: int) -> Path:
     return root
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "lensbench.testing.server", "--port", str(port), "--latency",
-                             str(latency)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
-    for _ in range(200):
-        try:
-            httpx.get(url + "/models", timeout=0.5)
-            return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("server did not start")
 
 
 def decode_alone(data: Path, cache_dir: Path) -> float:
@@ -111,7 +88,7 @@ def main() -> None:
     import os
 
     os.environ.setdefault("OPENAI_API_KEY", "dummy")
-    proc, url = start_server(a.latency)
+    proc, url = serve_in_subprocess(a.latency)
     dec, req, both = [], [], []
     try:
         for i in range(a.repeats):

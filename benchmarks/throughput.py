@@ -12,42 +12,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
 from pathlib import Path
-
-import httpx
 
 from lensbench.backends.base import BackendConfig
 from lensbench.backends.providers import make_backend
 from lensbench.runtime.engine import Engine
 from lensbench.runtime.store import RunStore
 from lensbench.core.types import Message, Request
+from lensbench.testing.server import serve_in_subprocess
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "lensbench.testing.server", "--port", str(port), "--latency",
-                             str(latency)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
-    for _ in range(200):
-        try:
-            httpx.get(url + "/models", timeout=0.5)
-            return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("server did not start")
 
 
 def requests(n: int, tag: str) -> list[Request]:
@@ -94,7 +71,7 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--rounds", type=int, default=8, help="requests per worker per measurement")
     a = ap.parse_args()
-    proc, url = start_server(a.latency)
+    proc, url = serve_in_subprocess(a.latency)
     try:
         print(f"server latency L = {a.latency * 1000:.0f} ms; {a.rounds} rounds per worker")
         print(f"{'C':>5} {'N':>6} {'wall s':>8} {'req/s':>9} {'ideal C/L':>10} {'ratio':>7} {'CPU ms/req':>11} "

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-__all__ = ["FakeOpenAIServer", "FAULTS"]
+__all__ = ["FakeOpenAIServer", "FAULTS", "serve_in_subprocess"]
 
 #: Fault kinds :class:`FakeOpenAIServer` can inject.
 FAULTS = ("500", "429", "timeout", "drop", "malformed", "null_content", "no_choices", "error_object")
@@ -202,6 +202,35 @@ class FakeOpenAIServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def serve_in_subprocess(latency: float = 0.0, timeout_s: float = 10.0):
+    """Start :func:`main` in its own process on a free 127.0.0.1 port (for benchmark scripts, so the
+    server's CPU is not the harness's); returns ``(Popen, base URL ending in /v1)`` once it answers.
+
+    Raises RuntimeError when it does not answer within ``timeout_s`` seconds (the process is killed).
+    """
+    import socket
+    import subprocess
+    import sys
+    import urllib.error
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "lensbench.testing.server", "--port", str(port), "--latency",
+                             str(latency)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url + "/models", timeout=0.5).close()
+            return proc, url
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError(f"fake server did not answer within {timeout_s:g} s")
 
 
 def main(argv: list[str] | None = None) -> None:
