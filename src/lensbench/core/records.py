@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse, TextPart
 
-__all__ = ["SCHEMA_VERSION", "Outcome", "JudgeCall", "SampleRecord", "log_messages", "outcome_of"]
+__all__ = ["SCHEMA_VERSION", "Outcome", "JudgeCall", "SampleRecord", "log_messages", "outcome_of", "count_outcomes"]
 
 #: Version of the ``samples.jsonl`` record format; bumped on any incompatible change.
 SCHEMA_VERSION = 1
@@ -151,5 +151,3 @@ def count_outcomes(records: Iterable[SampleRecord]) -> dict[str, int]:
             c["n"] += 1
     return c
 
-
-__all__.append("count_outcomes")
