@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
@@ -165,7 +166,7 @@ def test_batched_model_and_single_judge_in_one_call(tmp_path):
 
     model = FakeBatchBackend(4)
     reqs = [mk(i, "q" * i, n_img=0) for i in range(5)]
-    judged = [r.model_copy(update={"id": f"j{i}", "role": "judge"}) for i, r in enumerate(reqs[:2])]
+    judged = [dataclasses.replace(r, id=f"j{i}", role="judge") for i, r in enumerate(reqs[:2])]
     store = RunStore(tmp_path)
     eng = Engine({"model": model, "judge": Judge()}, store, concurrency=2, progress=False)
     out = asyncio.run(eng.run(reqs + judged))

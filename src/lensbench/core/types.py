@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -57,22 +58,68 @@ def file_sha256(path: str | Path) -> str:
     return digest
 
 
-class TextPart(BaseModel):
-    """A text segment of a chat message."""
+def _bad(owner: str, name: str, want: str, value: Any) -> ValueError:
+    return ValueError(f"{owner}.{name} must be {want}, got {value!r} ({type(value).__name__})")
 
-    model_config = ConfigDict(frozen=True)
+
+def _check_str(owner: str, name: str, value: Any, *, optional: bool = False) -> None:
+    if not (isinstance(value, str) or (optional and value is None)):
+        raise _bad(owner, name, "a str" + (" or None" if optional else ""), value)
+
+
+class _NoMeta(dict):
+    """The ``meta`` of requests given none: one shared, read-only, empty dict (no dict per request).
+
+    A dict (JSON-able, ``isinstance(meta, dict)``) whose mutators raise TypeError; pickles and
+    copies as the one shared object.
+    """
+
+    __slots__ = ()
+
+    def _read_only(self, *_a: Any, **_k: Any) -> None:
+        raise TypeError("Request.meta is read-only (give meta=... when building the request)")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _read_only
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __reduce__(self) -> str:
+        return "_NO_META"
+
+
+_NO_META: Mapping[str, Any] = _NoMeta()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextPart:
+    """A text segment of a chat message.
+
+    Raises:
+        ValueError: ``text`` is not a str, or ``type`` is not ``"text"`` (naming the field).
+    """
+
     type: Literal["text"] = "text"
     text: str
 
+    def __post_init__(self) -> None:
+        if self.type != "text":
+            raise _bad("TextPart", "type", "'text'", self.type)
+        _check_str("TextPart", "text", self.text)
 
-class ImagePart(BaseModel):
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImagePart:
     """An image given by a file on disk; ``sha256`` is its content hash (filled on creation).
 
     The backend decides how the file is sent (e.g. base64 JPEG, max side); the content hash,
     not the path, enters the request key, so moving the data folder keeps the cache valid.
+
+    Raises:
+        ValueError: ``path``/``sha256`` not a str, ``video`` not a str or None, ``t_s`` not a
+            number or None, ``type`` not ``"image"`` (naming the field). An int ``t_s`` becomes a float.
     """
 
-    model_config = ConfigDict(frozen=True)
     type: Literal["image"] = "image"
     path: str
     sha256: str = ""
@@ -80,6 +127,18 @@ class ImagePart(BaseModel):
     #: sample record; not part of the request key, which hashes the frame's pixels).
     video: str | None = None
     t_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.type != "image":
+            raise _bad("ImagePart", "type", "'image'", self.type)
+        _check_str("ImagePart", "path", self.path)
+        _check_str("ImagePart", "sha256", self.sha256)
+        _check_str("ImagePart", "video", self.video, optional=True)
+        t = self.t_s
+        if t is not None and type(t) is not float:
+            if isinstance(t, bool) or not isinstance(t, (int, float)):
+                raise _bad("ImagePart", "t_s", "a number of seconds or None", t)
+            object.__setattr__(self, "t_s", float(t))
 
     @classmethod
     def of(cls, path: str | Path, *, video: str | None = None, t_s: float | None = None) -> "ImagePart":
@@ -90,18 +149,52 @@ class ImagePart(BaseModel):
         return cls(path=str(path), sha256=file_sha256(path), video=video, t_s=t_s)
 
 
-class Message(BaseModel):
-    """One chat message: a role and its ordered parts (images and text as the protocol orders them)."""
+def _part(p: Any) -> TextPart | ImagePart:
+    """A message part; a dict (e.g. read back from JSON) becomes the part its keys name."""
+    if isinstance(p, (TextPart, ImagePart)):
+        return p
+    if isinstance(p, Mapping):
+        return ImagePart(**p) if p.get("type") == "image" or "path" in p else TextPart(**p)
+    raise _bad("Message", "parts", "a sequence of TextPart / ImagePart", p)
 
-    model_config = ConfigDict(frozen=True)
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """One chat message: a role and its ordered parts (images and text as the protocol orders them).
+
+    ``parts`` given as a list (or any sequence) is kept as a tuple.
+
+    Raises:
+        ValueError: ``role`` not one of ``"system"``, ``"user"``, ``"assistant"``, or a part that is
+            not a :class:`TextPart` / :class:`ImagePart` (naming the field).
+    """
+
     role: Literal["system", "user", "assistant"] = "user"
     parts: tuple[TextPart | ImagePart, ...]
+
+    def __post_init__(self) -> None:
+        if self.role not in _MESSAGE_ROLES:
+            raise _bad("Message", "role", "one of 'system', 'user', 'assistant'", self.role)
+        parts = self.parts
+        if type(parts) is not tuple:
+            if isinstance(parts, (str, bytes, Mapping)) or not isinstance(parts, Iterable):
+                raise _bad("Message", "parts", "a sequence of TextPart / ImagePart", parts)
+            parts = tuple(parts)
+        for p in parts:
+            if type(p) is not TextPart and type(p) is not ImagePart:
+                parts = tuple(_part(q) for q in parts)
+                break
+        if parts is not self.parts:
+            object.__setattr__(self, "parts", parts)
 
     @classmethod
     def user(cls, *parts: TextPart | ImagePart | str) -> "Message":
         """User message from parts; plain strings become :class:`TextPart`."""
         return cls(role="user", parts=tuple(TextPart(text=p) if isinstance(p, str) else p for p in parts))
 
+
+_MESSAGE_ROLES = frozenset({"system", "user", "assistant"})
+_REQUEST_ROLES = frozenset({"model", "judge"})
 
 class GenParams(BaseModel):
     """Generation parameters sent with a request; ``None`` = the server's default.
@@ -119,7 +212,20 @@ class GenParams(BaseModel):
     extra_body: dict[str, Any] = Field(default_factory=dict)
 
 
-class Request(BaseModel):
+#: the parameters of a request given none (shared: GenParams is frozen).
+_DEFAULT_PARAMS = GenParams()
+
+
+def _message(m: Any) -> Message:
+    if isinstance(m, Message):
+        return m
+    if isinstance(m, Mapping):
+        return Message(**m)
+    raise _bad("Request", "messages", "a sequence of Message", m)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Request:
     """One fully determined model call.
 
     Attributes:
@@ -132,15 +238,59 @@ class Request(BaseModel):
         repeat: 0 for the first ask of these exact messages within a sample, n for the n-th
             repeat (a protocol that asks one question twice, e.g. RGB-Th-Bench): part of the key
             when > 0, so a repeat is its own call with its own reply, never a copy of the first.
+
+    ``messages`` given as a list is kept as a tuple; ``params`` given as a dict becomes
+    :class:`GenParams`; requests given no ``params`` share one default object, and those given no
+    ``meta`` share one read-only empty mapping (a given ``meta`` is copied, as before).
+
+    Raises:
+        ValueError: ``id`` not a str, a message that is not a :class:`Message`, ``role`` not
+            ``"model"``/``"judge"``, ``repeat`` not an int >= 0, ``meta`` not a mapping (naming
+            the field); pydantic's ValidationError (a ValueError) for bad ``params``.
     """
 
-    model_config = ConfigDict(frozen=True)
     id: str
     messages: tuple[Message, ...]
-    params: GenParams = GenParams()
-    meta: dict[str, Any] = Field(default_factory=dict)
+    params: GenParams = _DEFAULT_PARAMS
+    meta: Mapping[str, Any] = _NO_META
     role: Literal["model", "judge"] = "model"
-    repeat: int = Field(default=0, ge=0)
+    repeat: int = 0
+
+    def __post_init__(self) -> None:
+        _check_str("Request", "id", self.id)
+        msgs = self.messages
+        if type(msgs) is not tuple:
+            if isinstance(msgs, (str, bytes, Mapping)) or not isinstance(msgs, Iterable):
+                raise _bad("Request", "messages", "a sequence of Message", msgs)
+            msgs = tuple(msgs)
+        for m in msgs:
+            if type(m) is not Message:
+                msgs = tuple(_message(x) for x in msgs)
+                break
+        if msgs is not self.messages:
+            object.__setattr__(self, "messages", msgs)
+        if type(self.params) is not GenParams:
+            if not isinstance(self.params, (GenParams, Mapping)):
+                raise _bad("Request", "params", "GenParams or a dict of its fields", self.params)
+            object.__setattr__(self, "params", GenParams.model_validate(self.params))
+        meta = self.meta
+        if meta is not _NO_META:
+            if not isinstance(meta, Mapping):
+                raise _bad("Request", "meta", "a mapping", meta)
+            object.__setattr__(self, "meta", dict(meta) if meta else _NO_META)
+        if self.role not in _REQUEST_ROLES:
+            raise _bad("Request", "role", "'model' or 'judge'", self.role)
+        rep = self.repeat
+        if type(rep) is not int:
+            if isinstance(rep, float) and rep.is_integer():
+                rep = int(rep)
+            elif isinstance(rep, bool):
+                rep = int(rep)
+            else:
+                raise _bad("Request", "repeat", "an int >= 0", rep)
+            object.__setattr__(self, "repeat", rep)
+        if rep < 0:
+            raise _bad("Request", "repeat", "an int >= 0", rep)
 
     def content(self) -> dict[str, Any]:
         """Canonical JSON-able content (messages with image hashes, params): what the key hashes."""
@@ -174,7 +324,7 @@ class Request(BaseModel):
         return "\n".join(p.text for m in self.messages for p in m.parts if isinstance(p, TextPart))
 
 
-@dataclass
+@dataclass(slots=True)
 class Completion:
     """What a backend returns for one successful call.
 
@@ -189,7 +339,7 @@ class Completion:
     served_model: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class StoredResponse:
     """A row of the run store: the outcome of sending one request (after retries).
 
