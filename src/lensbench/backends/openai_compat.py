@@ -29,6 +29,7 @@ from lensbench.media.transport import MediaPrep
 from lensbench.core.types import Completion, ImagePart, Request, TextPart
 from lensbench.backends.base import Backend, BackendConfig
 from lensbench.backends.endpoints import EndpointPool
+from lensbench.backends.http_body import PiecesPayload
 
 __all__ = ["OpenAIChatBackend", "parse_retry_after", "parse_chat_reply"]
 
@@ -118,11 +119,12 @@ class OpenAIChatBackend(Backend):
             return json.dumps({"role": role, "content": "\n".join(texts)}).encode()
         return b'{"role":' + json.dumps(role).encode() + b',"content":[' + b",".join(parts) + b"]}"
 
-    async def body_bytes(self, request: Request) -> bytes:
-        """The JSON body (bytes) for ``request``: messages joined from cached content-part fragments
+    async def body_pieces(self, request: Request) -> list[bytes]:
+        """The JSON body for ``request`` as pieces in order: messages from cached content-part fragments
         (images as data URLs, in protocol order), then the model, params and ``extra_body``.
 
-        The pieces are joined once (one copy of the image bytes per body, not one per nesting level)."""
+        The pieces are sent as they are (:class:`~lensbench.backends.http_body.PiecesPayload`): the
+        image fragments are never copied per request."""
         out = [b'{"messages":[']
         for j, m in enumerate(request.messages):
             if j:
@@ -141,7 +143,11 @@ class OpenAIChatBackend(Backend):
             out.append(b"]}")
         out.append(b"],")
         out.append(self._head(request)[1:])
-        return b"".join(out)
+        return out
+
+    async def body_bytes(self, request: Request) -> bytes:
+        """:meth:`body_pieces` joined (tests, export; the transport sends the pieces)."""
+        return b"".join(await self.body_pieces(request))
 
     def body(self, request: Request) -> dict:
         """The JSON body for ``request`` as a dict (tests, debugging; the transport sends :meth:`body_bytes`)."""
@@ -161,7 +167,7 @@ class OpenAIChatBackend(Backend):
 
     async def generate(self, request: Request) -> Completion:
         """POST ``/chat/completions``; see the module docstring for the failure mapping."""
-        body = await self.body_bytes(request)
+        body = PiecesPayload(await self.body_pieces(request))
         i = self.pool.acquire()
         try:
             reply = await self._post(i, body)
@@ -175,7 +181,7 @@ class OpenAIChatBackend(Backend):
         self.pool.release(i, ok=True)
         return reply
 
-    async def _post(self, i: int, body: bytes) -> Completion:
+    async def _post(self, i: int, body: PiecesPayload) -> Completion:
         url = self.base_urls[i] + "/chat/completions"
         shown = self.shown_urls[i]
         try:
