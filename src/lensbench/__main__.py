@@ -1,6 +1,6 @@
 """``python -m lensbench`` = the ``lensbench`` command."""
 
-from lensbench.cli.main import app
+from lensbench.cli.entry import main
 
 if __name__ == "__main__":
-    app()
+    main()
