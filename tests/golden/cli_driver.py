@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import runpy
 import subprocess
 import sys
@@ -52,6 +53,8 @@ def run_isolated(argv: list[str]) -> dict:
 def main() -> None:
     plan_path, result_path = sys.argv[1], sys.argv[2]
     isolated = "--isolated" in sys.argv[3:]
+    if not isolated:  # the command must end in SystemExit, not os._exit (lensbench.cli.entry.exit_now)
+        os.environ["LENSBENCH_SLOW_EXIT"] = "1"
     with open(plan_path, encoding="utf-8") as fh:
         plan = json.load(fh)
     results = [(run_isolated if isolated else run_inprocess)(argv) for argv in plan]

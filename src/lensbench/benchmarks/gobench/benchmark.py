@@ -41,6 +41,7 @@ from lensbench.benchmarks.gobench.report import render_tables
 from lensbench.benchmarks.gobench.sps import sps
 from lensbench.benchmarks.fields import inside, missing_media
 from lensbench.core.errors import ConfigError, DataError
+from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse, TextPart
 from lensbench.scoring.text import strip_reasoning
@@ -167,6 +168,7 @@ class GOBench(Benchmark):
         params = ctx.params(temperature=0.1, max_tokens=1500) if ctx is not None else None
         name = model_name or (ctx.model_name if ctx is not None else "")
         space = CriticAnswerSpace()
+        prime_sha256(r.image_path for r in samples if r.image_path)
         out = []
         for r in samples:
             img = ImagePart.of(r.image_path)  # type: ignore[arg-type]

@@ -27,6 +27,7 @@ from lensbench.benchmarks.groundingme.prompts import DEFAULT_MAX_TOKENS, build_p
 from lensbench.benchmarks.groundingme.report import render_tables
 from lensbench.benchmarks.groundingme.score import record_scores, score_prediction
 from lensbench.core.errors import ConfigError
+from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse
 from lensbench.scoring.bbox import BBOX_FORMATS
@@ -130,6 +131,7 @@ class GroundingME(Benchmark):
         base = ctx.params(temperature=0.0 if n == 1 else 0.7, max_tokens=DEFAULT_MAX_TOKENS)
         requests: dict[str, Request] = {}
         parts: dict[str, tuple[ImagePart, str]] = {}
+        await asyncio.to_thread(prime_sha256, (images[s.id].path for s in samples))
         for s in samples:
             part = ImagePart.of(images[s.id].path)
             prompt = build_prompt(s.description, o.bbox_format)

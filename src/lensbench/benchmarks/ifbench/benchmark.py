@@ -36,6 +36,7 @@ from lensbench.benchmarks.ifbench.data import ABBREVS, Question, load_questions
 from lensbench.benchmarks.ifbench.parse import read_parser_reply, read_reply
 from lensbench.benchmarks.ifbench.prompts import INPUTS, LANG_FIELDS, LETTERS, build_prompt, parser_prompt, rotate, template_for
 from lensbench.benchmarks.ifbench.score import score_records, units
+from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord
 from lensbench.core.types import GenParams, ImagePart, Message, Request, StoredResponse
 from lensbench.scoring.judges import judge_round
@@ -126,6 +127,8 @@ class IFBench(Benchmark):
         """
         params = ctx.params(temperature=0.0) if ctx is not None else GenParams(temperature=0.0)
         _stem, kinds = INPUTS[self.options.input]
+        if not self.options.blind:
+            prime_sha256(q.if_path if k == "if" else q.rgb_path for q in samples for k in kinds)
         cache: dict[str, ImagePart] = {}
 
         def img(p: str) -> ImagePart:

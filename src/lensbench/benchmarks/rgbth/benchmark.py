@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord, outcome_of
 from lensbench.core.resources import read_text
 from lensbench.core.results import RunResult
@@ -103,6 +104,7 @@ class RGBThBench(Benchmark):
         """
         params = ctx.params(temperature=0.0) if ctx is not None else None
         mode = self.options.input
+        prime_sha256(p for u in samples for p in u.images)
         img_cache: dict[str, ImagePart] = {}
         out = []
         for u in samples:
