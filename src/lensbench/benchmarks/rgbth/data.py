@@ -8,6 +8,7 @@ Source: SPEC §2; paper Sec. 3.2 (the 14 skills and their abbreviations, Fig. 4-
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -124,7 +125,7 @@ def load_units(data_dir: Path, include_extra: bool = False, input_mode: str = DE
             if u is None:
                 continue
             n_all += 1
-            lack = [p for p in u.images if not Path(p).is_file()]
+            lack = [p for p in u.images if not os.path.isfile(p)]
             if lack:
                 missing.append(lack[0])
                 first_missing = first_missing or f
