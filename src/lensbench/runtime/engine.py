@@ -150,6 +150,7 @@ class Engine:
             first.setdefault(k, r)
         stored = self.store.get_many(first)
         todo = [(k, r) for k, r in first.items() if not (k in stored and stored[k].ok)]
+        del stored  # read again at the end (memory: not two copies of every stored reply at once)
         n_cached = len(first) - len(todo)
         lab = self.stats.by_label.setdefault(label, {"unique": 0, "cached": 0, "sent": 0, "errors": 0})
         lab["unique"] += len(first)
@@ -168,6 +169,7 @@ class Engine:
                 await self._send_batches(todo, label, n_cached, len(first), lab)
             else:
                 await self._send_all(todo, label, n_cached, len(first), lab)
+            del todo  # its (key, request) pairs freed before the replies are read back
         elif first and self.progress:
             self.console.print(f"{label}: all {len(first)} replies cached", highlight=False, markup=False)
         self.stats.wall_s += time.perf_counter() - t0

@@ -14,17 +14,25 @@ import asyncio
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from lensbench.core.errors import ConfigError
-from lensbench.core.types import StoredResponse
+from lensbench.core.types import Request, StoredResponse
 
 __all__ = ["RunStore", "StoreDamaged"]
 
 
 class StoreDamaged(ConfigError):
     """The run store cannot be read; ``lensbench repair`` salvages what it can."""
+
+
+def _usage(raw: str, same: dict[Any, Any]) -> dict[str, Any]:
+    """A stored usage JSON object, its top-level key strings shared through ``same``."""
+    u = json.loads(raw)
+    return {same.setdefault(k, k): v for k, v in u.items()} if type(u) is dict else u
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -100,18 +108,36 @@ class RunStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def get_many(self, keys: Iterable[str]) -> dict[str, StoredResponse]:
-        """Stored rows for the given keys (missing keys are absent from the result)."""
+    def get_many(self, keys: Iterable[str] | Mapping[str, Request]) -> dict[str, StoredResponse]:
+        """Stored rows for the given keys (missing keys are absent from the result).
+
+        ``keys`` may be a mapping key -> :class:`Request` (the engine's table of first requests by
+        key): a row whose ``request_id`` equals that request's id then shares the request's string.
+        The rows hold no copies of what the caller already has or of repeated values (issue 11:
+        ~0.4 KB less per row at 16k requests): each ``key`` is the caller's string; ``status``,
+        ``finish_reason``, ``error`` and short replies (<= 64 characters: letters, Yes/No) one
+        string per distinct value; ``usage`` dicts share their key strings.
+        """
         self.commit()
         out: dict[str, StoredResponse] = {}
+        reqs = keys if isinstance(keys, Mapping) else None
         keys = list(dict.fromkeys(keys))
+        same: dict[Any, Any] = {"ok": "ok", "error": "error", None: None}  # one object per distinct value
         for i in range(0, len(keys), 500):
             chunk = keys[i: i + 500]
-            q = f"SELECT key, request_id, status, text, reasoning, error, attempts, latency_s, finish_reason, usage FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
-            for row in self._db.execute(q, chunk):
-                out[row[0]] = StoredResponse(key=row[0], request_id=row[1], status=row[2], text=row[3],
-                                             reasoning=row[4], error=row[5], attempts=row[6], latency_s=row[7],
-                                             finish_reason=row[8], usage=json.loads(row[9]) if row[9] else {})
+            mine = dict(zip(chunk, chunk))
+            q = (f"SELECT key, request_id, status, text, reasoning, error, attempts, latency_s, finish_reason, usage "
+                 f"FROM responses WHERE key IN ({','.join('?' * len(chunk))})")
+            for k, rid, status, text, reasoning, error, attempts, latency_s, finish, usage in self._db.execute(q, chunk):
+                k = mine[k]
+                if reqs is not None and getattr(reqs.get(k), "id", None) == rid:
+                    rid = reqs[k].id
+                if text is not None and len(text) <= 64:
+                    text = same.setdefault(text, text)
+                out[k] = StoredResponse(key=k, request_id=rid, status=same.setdefault(status, status), text=text,
+                                        reasoning=reasoning, error=same.setdefault(error, error), attempts=attempts,
+                                        latency_s=latency_s, finish_reason=same.setdefault(finish, finish),
+                                        usage=_usage(usage, same) if usage else {})
         return out
 
     def put(self, resp: StoredResponse, *, role: str = "model", request_json: str | None = None) -> None:
