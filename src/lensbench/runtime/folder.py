@@ -50,7 +50,7 @@ def write_samples(run_dir: str | Path, records: Iterable[SampleRecord | dict[str
     tmp = p.with_suffix(".jsonl.tmp")
     with tmp.open("w", encoding="utf-8") as fh:
         for r in records:
-            fh.write(json.dumps(r.line() if isinstance(r, SampleRecord) else r, ensure_ascii=False, default=str)
+            fh.write((r.json_line() if isinstance(r, SampleRecord) else json.dumps(r, ensure_ascii=False, default=str))
                      + "\n")
     tmp.replace(p)
 
