@@ -157,3 +157,14 @@ def test_message_user_images_text():
     r = Request(id="r", messages=(Message.user(img, "first", TextPart(text="second")),))
     assert r.messages[0].role == "user"
     assert r.images == [img] and r.text == "first\nsecond"
+
+
+def test_params_dump_is_computed_once_per_params_object():
+    from lensbench.core.types import GenParams, params_dump
+
+    a = GenParams(temperature=0.5, max_tokens=10)
+    d = params_dump(a)
+    assert d == a.model_dump(mode="json") and params_dump(a) is d
+    assert params_dump(a, exclude_defaults=True) == {"temperature": 0.5, "max_tokens": 10}
+    b = GenParams(temperature=0.7)
+    assert params_dump(b)["temperature"] == 0.7  # another object, its own dump

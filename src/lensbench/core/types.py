@@ -28,6 +28,7 @@ __all__ = [
     "StoredResponse",
     "OutcomeStatus",
     "file_sha256",
+    "params_dump",
 ]
 
 OutcomeStatus = Literal["correct", "wrong", "unparseable", "error", "scored"]
@@ -224,6 +225,22 @@ def _message(m: Any) -> Message:
     raise _bad("Request", "messages", "a sequence of Message", m)
 
 
+_PARAMS_DUMP: dict[tuple[int, bool], tuple[GenParams, dict[str, Any]]] = {}
+
+
+def params_dump(params: GenParams, *, exclude_defaults: bool = False) -> dict[str, Any]:
+    """``params.model_dump(mode="json", exclude_defaults=...)``, computed once per params object
+    (a benchmark's requests share one; the dump was the costly part of every request key and store
+    row). The dict is shared: read it, do not change it."""
+    ck = (id(params), exclude_defaults)
+    hit = _PARAMS_DUMP.get(ck)
+    if hit is None or hit[0] is not params:
+        if len(_PARAMS_DUMP) > 512:
+            _PARAMS_DUMP.clear()
+        hit = _PARAMS_DUMP[ck] = (params, params.model_dump(mode="json", exclude_defaults=exclude_defaults))
+    return hit[1]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Request:
     """One fully determined model call.
@@ -303,7 +320,7 @@ class Request:
                 else:
                     parts.append({"img": p.sha256})
             msgs.append({"role": m.role, "parts": parts})
-        out: dict[str, Any] = {"messages": msgs, "params": self.params.model_dump(mode="json")}
+        out: dict[str, Any] = {"messages": msgs, "params": dict(params_dump(self.params))}
         if self.repeat:
             out["repeat"] = self.repeat
         return out

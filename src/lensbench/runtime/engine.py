@@ -24,30 +24,16 @@ from lensbench.runtime.batching import plan_batches
 from lensbench.runtime.progress import make_progress
 from lensbench.runtime.store import RunStore
 from lensbench.core.records import log_messages
-from lensbench.core.types import Request, StoredResponse
+from lensbench.core.types import Request, StoredResponse, params_dump
 
 __all__ = ["RetryPolicy", "Engine", "EngineStats", "EndpointDown", "request_json"]
-
-
-_PARAMS_JSON: dict[int, tuple[object, dict]] = {}
-
-
-def _params_json(params) -> dict:
-    """``params.model_dump(mode="json", exclude_defaults=True)``, once per params object (requests of a
-    benchmark share one; the dump is the costly part of :func:`request_json`)."""
-    hit = _PARAMS_JSON.get(id(params))
-    if hit is None or hit[0] is not params:
-        if len(_PARAMS_JSON) > 256:
-            _PARAMS_JSON.clear()
-        hit = _PARAMS_JSON[id(params)] = (params, params.model_dump(mode="json", exclude_defaults=True))
-    return hit[1]
 
 
 def request_json(req: Request) -> str:
     """What the store keeps of a request: id, role, messages as sent (log format: text verbatim,
     images by path + sha256, frames by video + timestamps) and the generation parameters."""
     return json.dumps({"id": req.id, "role": req.role, "messages": log_messages(req.messages),
-                       "params": _params_json(req.params)}, ensure_ascii=False)
+                       "params": params_dump(req.params, exclude_defaults=True)}, ensure_ascii=False)
 
 
 class EndpointDown(LensbenchError):
@@ -164,6 +150,8 @@ class Engine:
             final = {**self.store.get_many(first), **missing}
             return {rid: final[k] for rid, k in keys.items()}
         if todo:
+            for _k, r in todo[:self._window()]:  # the first images are prepared while pre-flight checks them all
+                self.backends[r.role].prefetch(r)
             await preflight_media([r for _k, r in todo])
             if any(getattr(self.backends[r.role], "batch_size", 1) > 1 for _k, r in todo):
                 await self._send_batches(todo, label, n_cached, len(first), lab)
@@ -207,13 +195,15 @@ class Engine:
             raise EndpointDown(f"giving up after {self._consecutive_errors} failed requests in a row and "
                                f"none answered (replies stored so far are kept); last error: {self.last_error}")
 
+    def _window(self) -> int:
+        """How many requests ahead of need their media are prepared."""
+        return max(16, 2 * self.concurrency)
+
     async def _send_all(self, todo, label, n_cached, total, lab) -> None:
         it = iter(enumerate(todo))
         self._progress.start(label, total, n_cached)
         errors = 0
-        window = max(16, 2 * self.concurrency)  # media prepared this many requests ahead of need
-        for _k, r in todo[:window]:
-            self.backends[r.role].prefetch(r)
+        window = self._window()  # the first window was asked for in run(), before pre-flight
 
         async def worker():
             nonlocal errors

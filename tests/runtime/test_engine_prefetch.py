@@ -1,0 +1,64 @@
+"""The engine asks for the first window's media before pre-flight, and sends nothing until pre-flight passes."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from lensbench.backends.base import Backend
+from lensbench.core.errors import DataError
+from lensbench.core.types import Completion, GenParams, Message, Request, TextPart
+from lensbench.runtime import engine as engine_mod
+from lensbench.runtime.engine import Engine
+from lensbench.runtime.store import RunStore
+
+
+class Recorder(Backend):
+    fingerprint = "rec"
+
+    def __init__(self, events: list):
+        self.events = events
+
+    def prefetch(self, request: Request) -> None:
+        self.events.append(("prefetch", request.id))
+
+    async def generate(self, request: Request) -> Completion:
+        self.events.append(("send", request.id))
+        return Completion(text="ok")
+
+
+def _reqs(n):
+    return [Request(id=f"r{i}", messages=[Message(role="user", parts=[TextPart(text=f"q{i}")])],
+                    params=GenParams(temperature=0)) for i in range(n)]
+
+
+@pytest.mark.parametrize("bad", [False, True])
+def test_first_window_prefetched_before_preflight_and_nothing_sent_on_bad_media(tmp_path, monkeypatch, bad):
+    events: list = []
+
+    async def fake_preflight(requests):
+        events.append(("preflight", len(requests)))
+        if bad:
+            raise DataError("img.jpg", "cannot decode image")
+        return len(requests)
+
+    monkeypatch.setattr(engine_mod, "preflight_media", fake_preflight)
+    n, conc = 50, 4
+    with RunStore(tmp_path) as store:
+        eng = Engine({"model": Recorder(events)}, store, concurrency=conc, progress=False)
+        window = max(16, 2 * conc)
+        if bad:
+            with pytest.raises(DataError):
+                asyncio.run(eng.run(_reqs(n)))
+        else:
+            asyncio.run(eng.run(_reqs(n)))
+    pre = events.index(("preflight", n))
+    assert events[:pre] == [("prefetch", f"r{i}") for i in range(window)]
+    sent = [e for e in events if e[0] == "send"]
+    if bad:
+        assert sent == []
+    else:
+        assert len(sent) == n and events.index(sent[0]) > pre
+        # every later request is asked for once, ahead of its turn
+        assert sorted(rid for kind, rid in events if kind == "prefetch") == sorted(f"r{i}" for i in range(n))
