@@ -68,3 +68,21 @@ def test_other_threads_alive_means_a_normal_exit_that_waits_for_them():
         exit_now("bye")
     """)
     assert r.returncode == 1 and r.stderr.strip() == "bye" and r.stdout == "thread finished\n"
+
+
+def test_pydantic_plugins_not_looked_up_unless_asked():
+    code = """
+        import sys
+        sys.argv = ["lensbench", "--version"]
+        import atexit, os
+        atexit.register(lambda: print("plugins:", os.environ.get("PYDANTIC_DISABLE_PLUGINS")))
+        from lensbench.cli.entry import main
+        main()
+    """
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.stdout.split()[-2:] == ["plugins:", "__all__"]
+    assert _py(code, PYDANTIC_DISABLE_PLUGINS="").stdout.split()[-1] == "plugins:"
