@@ -168,3 +168,35 @@ def test_params_dump_is_computed_once_per_params_object():
     assert params_dump(a, exclude_defaults=True) == {"temperature": 0.5, "max_tokens": 10}
     b = GenParams(temperature=0.7)
     assert params_dump(b)["temperature"] == 0.7  # another object, its own dump
+
+
+def _key_by_dump(r, fp):
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps({"model": fp, **r.content()}, sort_keys=True,
+                                     ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def test_key_for_equals_the_sorted_dump_of_content_for_varied_requests():
+    """key_for writes the canonical JSON itself; it must hash the very bytes json.dumps(sort_keys) gives."""
+    import random
+
+    from lensbench.core.types import GenParams, ImagePart, Message, Request, TextPart
+
+    rng = random.Random(5)
+    alphabet = ['a', 'Z', ' ', '"', '\\\\', '\n', '\t', '\u00e9', '\u4e2d', '\U0001f600', '\x00', '/', '}', ',']
+    text = lambda: "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))  # noqa: E731
+    for i in range(300):
+        parts = []
+        for _ in range(rng.randint(1, 4)):
+            parts.append(TextPart(text=text()) if rng.random() < 0.5 else
+                         ImagePart(path=f"/x/{i}.jpg", sha256=rng.choice(["", "ab" * 32, text()])))
+        msgs = [Message(role=rng.choice(["system", "user", "assistant"]), parts=parts)
+                for _ in range(rng.randint(1, 3))]
+        params = GenParams(temperature=rng.choice([0.0, 0.7, None, 1e-05]), top_p=rng.choice([None, 0.9]),
+                           max_tokens=rng.choice([None, 16]), seed=rng.choice([None, 3]),
+                           extra_body=rng.choice([{}, {"z": 1, "a": {"y": [1, 2.5, text()], "b": None}}]))
+        r = Request(id=str(i), messages=msgs, params=params, repeat=rng.choice([0, 0, 1, 7]))
+        fp = rng.choice(["openai:m|img=passthrough", "replay:\u00e9", text()])
+        assert r.key_for(fp) == _key_by_dump(r, fp)
