@@ -62,3 +62,28 @@ def test_first_window_prefetched_before_preflight_and_nothing_sent_on_bad_media(
         assert len(sent) == n and events.index(sent[0]) > pre
         # every later request is asked for once, ahead of its turn
         assert sorted(rid for kind, rid in events if kind == "prefetch") == sorted(f"r{i}" for i in range(n))
+
+
+def test_replies_answered_now_are_returned_without_reading_them_back(tmp_path):
+    """Only cached and failed replies are read back from the store at the end; the result equals the store."""
+    from lensbench.core.errors import TransportError
+
+    class Mixed(Recorder):
+        async def generate(self, request):
+            if request.id == "r3":
+                raise TransportError("HTTP 400", retryable=False)
+            return Completion(text="ok " + request.id)
+
+    reqs = _reqs(6)
+    with RunStore(tmp_path) as store:
+        eng = Engine({"model": Mixed([])}, store, concurrency=2, progress=False)
+        asyncio.run(eng.run(reqs[:2]))  # r0, r1 cached for the next call
+        reads: list[set] = []
+        real = store.get_many
+        store.get_many = lambda keys: (reads.append(set(keys)), real(keys))[1]
+        got = asyncio.run(eng.run(reqs))
+        by_key = {eng.key_of(r): r.id for r in reqs}
+        assert [{by_key[k] for k in keys} for keys in reads] == [set(by_key.values()), {"r0", "r1", "r3"}]
+        assert {rid: (x.status, x.text) for rid, x in got.items()} == {
+            rid: (x.status, x.text) for rid, x in ((by_key[k], v) for k, v in real(list(by_key)).items())}
+        assert got["r5"].text == "ok r5" and got["r3"].status == "error"

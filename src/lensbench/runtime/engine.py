@@ -149,19 +149,21 @@ class Engine:
                                          error="no stored reply (offline rebuild)") for k, r in todo}
             final = {**self.store.get_many(first), **missing}
             return {rid: final[k] for rid, k in keys.items()}
+        answered: dict[str, StoredResponse] = {}  # ok replies of this call, not read back from the store
         if todo:
             for _k, r in todo[:self._window()]:  # the first images are prepared while pre-flight checks them all
                 self.backends[r.role].prefetch(r)
             await preflight_media([r for _k, r in todo])
             if any(getattr(self.backends[r.role], "batch_size", 1) > 1 for _k, r in todo):
-                await self._send_batches(todo, label, n_cached, len(first), lab)
+                await self._send_batches(todo, label, n_cached, len(first), lab, answered)
             else:
-                await self._send_all(todo, label, n_cached, len(first), lab)
+                await self._send_all(todo, label, n_cached, len(first), lab, answered)
             del todo  # its (key, request) pairs freed before the replies are read back
         elif first and self.progress:
             self.console.print(f"{label}: all {len(first)} replies cached", highlight=False, markup=False)
         self.stats.wall_s += time.perf_counter() - t0
-        final = self.store.get_many(first)
+        final = self.store.get_many({k: r for k, r in first.items() if k not in answered})
+        final.update(answered)
         return {rid: final[k] for rid, k in keys.items() if k in final}
 
     async def run_stream(self, batches, label: str = "requests", total: int | None = None) -> dict[str, StoredResponse]:
@@ -172,12 +174,16 @@ class Engine:
 
         return await run_stream(self, batches, label, total)
 
-    def _settle(self, req: Request, resp: StoredResponse, lab: dict[str, int], check: bool = True) -> bool:
-        """Store one reply and count it; True when it is an error. With ``check``, raises EndpointDown
-        when every request so far failed (``abort_after`` in a row and none answered)."""
+    def _settle(self, req: Request, resp: StoredResponse, lab: dict[str, int], check: bool = True,
+                answered: dict[str, StoredResponse] | None = None) -> bool:
+        """Store one reply and count it; True when it is an error. An ``ok`` reply is also kept in
+        ``answered`` (key -> reply; the caller returns it without reading it back). With ``check``,
+        raises EndpointDown when every request so far failed (``abort_after`` in a row and none answered)."""
         lab["sent"] += 1
         self.store.put(resp, role=req.role, request_json=request_json(req))
         if resp.ok:
+            if answered is not None:
+                answered[resp.key] = resp
             self.stats.ok += 1
             self._consecutive_errors = 0
             return False
@@ -199,7 +205,7 @@ class Engine:
         """How many requests ahead of need their media are prepared."""
         return max(16, 2 * self.concurrency)
 
-    async def _send_all(self, todo, label, n_cached, total, lab) -> None:
+    async def _send_all(self, todo, label, n_cached, total, lab, answered) -> None:
         it = iter(enumerate(todo))
         self._progress.start(label, total, n_cached)
         errors = 0
@@ -212,7 +218,7 @@ class Engine:
                     ahead = todo[i + window][1]
                     self.backends[ahead.role].prefetch(ahead)
                 resp = await self._send_one(key, req)
-                errors += self._settle(req, resp, lab, check=False)
+                errors += self._settle(req, resp, lab, check=False, answered=answered)
                 self._progress.advance(errors)
                 self._check_abort()
 
@@ -221,7 +227,7 @@ class Engine:
         finally:
             self._progress.stop()
 
-    async def _send_batches(self, todo, label, n_cached, total, lab) -> None:
+    async def _send_batches(self, todo, label, n_cached, total, lab, answered) -> None:
         """Batch path (a role whose backend declares ``batch_size > 1``): the role's requests cut by
         :func:`~lensbench.runtime.batching.plan_batches` (length-grouped), other roles one per unit;
         ``concurrency`` workers each send one unit at a time; a unit's replies are committed as soon
@@ -242,7 +248,7 @@ class Engine:
                 else:
                     resps = [await self._send_one(k, r) for k, r in unit]
                 for (_k, req), resp in zip(unit, resps):  # the whole unit is stored before any abort
-                    errors += self._settle(req, resp, lab, check=False)
+                    errors += self._settle(req, resp, lab, check=False, answered=answered)
                     self._progress.advance(errors)
                 self._check_abort()
 

@@ -48,6 +48,7 @@ async def run_stream(engine, batches: AsyncIterable[Sequence[Request]], label: s
     queue: asyncio.Queue = asyncio.Queue()
     n_workers = engine.concurrency
     state = {"errors": 0, "started": False}
+    answered: dict[str, StoredResponse] = {}  # ok replies sent here (returned without reading them back)
     t0 = time.perf_counter()
 
     def start_progress() -> None:
@@ -93,7 +94,7 @@ async def run_stream(engine, batches: AsyncIterable[Sequence[Request]], label: s
                 return
             key, req = item
             resp = await engine._send_one(key, req)
-            if engine._settle(req, resp, lab):
+            if engine._settle(req, resp, lab, answered=answered):
                 state["errors"] += 1
             engine._progress.advance(state["errors"])
 
@@ -110,5 +111,6 @@ async def run_stream(engine, batches: AsyncIterable[Sequence[Request]], label: s
         if state["started"]:
             engine._progress.stop()
     engine.stats.wall_s += time.perf_counter() - t0
-    final = engine.store.get_many(first)
+    final = engine.store.get_many({k: r for k, r in first.items() if k not in answered})
+    final.update(answered)
     return {rid: final[k] for rid, k in keys.items() if k in final}
