@@ -150,6 +150,19 @@ class ImagePart:
         return cls(path=str(path), sha256=file_sha256(path), video=video, t_s=t_s)
 
 
+def _tuple_of(value: Any, owner: str, name: str, want: str, kinds: tuple[type, ...], convert) -> tuple:
+    """``value`` as a tuple of ``kinds`` instances (a list or other iterable kept as a tuple; items of
+    other types through ``convert``, e.g. dicts read back from JSON). Raises ValueError naming the field
+    for a str, bytes, mapping or non-iterable."""
+    if type(value) is not tuple:
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+            raise _bad(owner, name, want, value)
+        value = tuple(value)
+    if any(type(x) not in kinds for x in value):
+        value = tuple(convert(x) for x in value)
+    return value
+
+
 def _part(p: Any) -> TextPart | ImagePart:
     """A message part; a dict (e.g. read back from JSON) becomes the part its keys name."""
     if isinstance(p, (TextPart, ImagePart)):
@@ -176,15 +189,8 @@ class Message:
     def __post_init__(self) -> None:
         if self.role not in _MESSAGE_ROLES:
             raise _bad("Message", "role", "one of 'system', 'user', 'assistant'", self.role)
-        parts = self.parts
-        if type(parts) is not tuple:
-            if isinstance(parts, (str, bytes, Mapping)) or not isinstance(parts, Iterable):
-                raise _bad("Message", "parts", "a sequence of TextPart / ImagePart", parts)
-            parts = tuple(parts)
-        for p in parts:
-            if type(p) is not TextPart and type(p) is not ImagePart:
-                parts = tuple(_part(q) for q in parts)
-                break
+        parts = _tuple_of(self.parts, "Message", "parts", "a sequence of TextPart / ImagePart", (TextPart, ImagePart),
+                          _part)
         if parts is not self.parts:
             object.__setattr__(self, "parts", parts)
 
@@ -281,15 +287,7 @@ class Request:
 
     def __post_init__(self) -> None:
         _check_str("Request", "id", self.id)
-        msgs = self.messages
-        if type(msgs) is not tuple:
-            if isinstance(msgs, (str, bytes, Mapping)) or not isinstance(msgs, Iterable):
-                raise _bad("Request", "messages", "a sequence of Message", msgs)
-            msgs = tuple(msgs)
-        for m in msgs:
-            if type(m) is not Message:
-                msgs = tuple(_message(x) for x in msgs)
-                break
+        msgs = _tuple_of(self.messages, "Request", "messages", "a sequence of Message", (Message,), _message)
         if msgs is not self.messages:
             object.__setattr__(self, "messages", msgs)
         if type(self.params) is not GenParams:
