@@ -8,14 +8,15 @@ request. :class:`PiecesPayload` writes small pieces coalesced and large ones as 
 ``memoryview`` slices of at most :data:`SLICE` bytes, each followed by aiohttp's drain (flow control),
 so the only per-request work that grows with image size is the socket write itself
 (``benchmarks/yardstick_passthrough.py --only scale`` measures the CPU per request).
+
+:func:`write_plan` is shared with the lean client (:mod:`lensbench.backends.http_lean`), which needs no
+aiohttp: :class:`PiecesPayload` (an aiohttp class) is built on first access, so importing this module
+does not import aiohttp.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-
-from aiohttp.abc import AbstractStreamWriter
-from aiohttp.payload import Payload
 
 __all__ = ["PiecesPayload", "SLICE", "write_plan"]
 
@@ -56,26 +57,41 @@ def write_plan(pieces: Sequence[bytes], limit: int | None = None, slice_bytes: i
         yield b"".join(run)
 
 
-class PiecesPayload(Payload):
-    """An aiohttp payload made of ``pieces`` (bytes), sent in order with Content-Length = their total size.
+def _make_payload_class():
+    from aiohttp.abc import AbstractStreamWriter
+    from aiohttp.payload import Payload
 
-    Re-sendable: a retry makes a new payload from the same pieces (nothing is consumed). Content type
-    ``application/json``.
-    """
+    class PiecesPayload(Payload):
+        """An aiohttp payload made of ``pieces`` (bytes), sent in order with Content-Length = their total size.
 
-    def __init__(self, pieces: Sequence[bytes], content_type: str = "application/json"):
-        super().__init__(list(pieces), content_type=content_type)
-        self._size = sum(map(len, self._value))
+        Re-sendable: a retry makes a new payload from the same pieces (nothing is consumed). Content type
+        ``application/json``.
+        """
 
-    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
-        """The whole body as text (debugging; joins the pieces)."""
-        return b"".join(self._value).decode(encoding, errors)
+        def __init__(self, pieces: Sequence[bytes], content_type: str = "application/json"):
+            super().__init__(list(pieces), content_type=content_type)
+            self._size = sum(map(len, self._value))
 
-    async def write(self, writer: AbstractStreamWriter) -> None:
-        """Write every piece (aiohttp < 3.12 calls this)."""
-        await self.write_with_length(writer, None)
+        def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
+            """The whole body as text (debugging; joins the pieces)."""
+            return b"".join(self._value).decode(encoding, errors)
 
-    async def write_with_length(self, writer: AbstractStreamWriter, content_length: int | None) -> None:
-        """Write the pieces up to ``content_length`` bytes (None: all), draining between slices."""
-        for chunk in write_plan(self._value, content_length):
-            await writer.write(chunk)
+        async def write(self, writer: AbstractStreamWriter) -> None:
+            """Write every piece (aiohttp < 3.12 calls this)."""
+            await self.write_with_length(writer, None)
+
+        async def write_with_length(self, writer: AbstractStreamWriter, content_length: int | None) -> None:
+            """Write the pieces up to ``content_length`` bytes (None: all), draining between slices."""
+            for chunk in write_plan(self._value, content_length):
+                await writer.write(chunk)
+
+    return PiecesPayload
+
+
+def __getattr__(name: str):
+    """``PiecesPayload`` is created (importing aiohttp) on first access."""
+    if name == "PiecesPayload":
+        cls = _make_payload_class()
+        globals()["PiecesPayload"] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

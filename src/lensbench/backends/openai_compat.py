@@ -7,9 +7,14 @@ failing set aside for a while (:mod:`lensbench.backends.endpoints`). Every failu
 :class:`~lensbench.errors.TransportError`: timeouts, refused/dropped connections, HTTP 429
 (with Retry-After) and 5xx and malformed bodies are retryable; other 4xx are not.
 
-HTTP goes through aiohttp: at high concurrency httpx's connection pool spent most of the CPU
-in pool bookkeeping (``benchmarks/throughput.py`` measured 0.18 of the ideal rate at C = 64,
-L = 200 ms with httpx, against >= 0.95 with aiohttp).
+HTTP: ``http://`` endpoints (local inference servers) go through the lean keep-alive client
+:class:`~lensbench.backends.http_lean.LeanClient` (no aiohttp import: ~0.17 s less start-up, and less
+Python per request); ``https://`` ones through aiohttp, imported only then (at high concurrency
+httpx's connection pool spent most of the CPU in pool bookkeeping: ``benchmarks/throughput.py``
+measured 0.18 of the ideal rate at C = 64, L = 200 ms with httpx, against >= 0.95 with aiohttp).
+Both send the body as its pieces and map failures the same way. The environment variable
+``LENSBENCH_HTTP_CLIENT`` picks the client: ``auto`` (default; lean for http, aiohttp for https) or
+``aiohttp`` (every endpoint through aiohttp; tests use it to keep that path covered).
 """
 
 from __future__ import annotations
@@ -21,19 +26,19 @@ import time
 
 import asyncio
 
-import aiohttp
-
 from lensbench.core.errors import ConfigError, TransportError
 from lensbench.core.urls import check_url, redact_url, split_credentials
 from lensbench.media.transport import MediaPrep
 from lensbench.core.types import Completion, ImagePart, Request, TextPart
 from lensbench.backends.base import Backend, BackendConfig
 from lensbench.backends.endpoints import EndpointPool
-from lensbench.backends.http_body import PiecesPayload
+from lensbench.backends.http_lean import LeanClient, basic_auth
 
 __all__ = ["OpenAIChatBackend", "parse_retry_after", "parse_chat_reply"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+#: environment variable choosing the HTTP client (see the module docstring).
+CLIENT_ENV = "LENSBENCH_HTTP_CLIENT"
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -62,6 +67,10 @@ class OpenAIChatBackend(Backend):
             raise ConfigError(f"openai:{model} with no --base-url targets {DEFAULT_BASE_URL}, but ${config.api_key_env} "
                               "is not set: set it (or --api-key-env NAME), or give --base-url for your own server")
         self.api_key_env = config.api_key_env
+        self.http_client = os.environ.get(CLIENT_ENV, "").strip().lower() or "auto"
+        if self.http_client not in ("auto", "lean", "aiohttp"):
+            raise ConfigError(f"${CLIENT_ENV}={self.http_client!r}: use auto (lean client for http://, aiohttp for "
+                              "https://) or aiohttp")
         self.set_base_urls(config.base_urls or [DEFAULT_BASE_URL])
         self.media = MediaPrep(config.image_format, config.image_max_side)
         self.timeout_s = config.timeout_s
@@ -70,17 +79,27 @@ class OpenAIChatBackend(Backend):
         self._headers = {"Content-Type": "application/json"}
         if self.api_key:
             self._headers["Authorization"] = f"Bearer {self.api_key}"
-        self._session: aiohttp.ClientSession | None = None
+        self._session = None  # aiohttp.ClientSession, for https:// endpoints (or all with LENSBENCH_HTTP_CLIENT=aiohttp)
+        self._lean: LeanClient | None = None
+        self._lean_loop = None
 
     def set_base_urls(self, urls: list[str]) -> None:
         """Validate and use ``urls`` (credentials in a URL become HTTP basic auth unless a bearer key is set;
         they are never shown: :attr:`shown_urls` is redacted). Raises ConfigError for a bad URL."""
         urls = [check_url(u) for u in urls]
-        self.base_urls, self._auth = [], []
+        self.base_urls, self._auth, self._lean_headers, self._use_lean = [], [], [], []
         for u in urls:
             plain, cred = split_credentials(u)
             self.base_urls.append(plain)
-            self._auth.append(aiohttp.BasicAuth(*cred) if cred and not self.api_key else None)
+            cred = cred if cred and not self.api_key else None
+            self._auth.append(cred)
+            hdrs = {}
+            if self.api_key:
+                hdrs["Authorization"] = f"Bearer {self.api_key}"
+            elif cred:
+                hdrs["Authorization"] = basic_auth(*cred)
+            self._lean_headers.append(hdrs)
+            self._use_lean.append(plain.startswith("http://") and self.http_client != "aiohttp")
         self.shown_urls = [redact_url(u) for u in urls]
         self.pool = EndpointPool(self.shown_urls)
 
@@ -89,7 +108,9 @@ class OpenAIChatBackend(Backend):
         key = f"key from ${self.api_key_env}" if self.api_key else f"no key (${self.api_key_env} unset)"
         return f"openai:{self.model} at {', '.join(self.shown_urls)} ({key})"
 
-    def _get_session(self) -> aiohttp.ClientSession:
+    def _get_session(self):
+        import aiohttp
+
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
                 headers=self._headers, timeout=aiohttp.ClientTimeout(total=self.timeout_s),
@@ -167,7 +188,7 @@ class OpenAIChatBackend(Backend):
 
     async def generate(self, request: Request) -> Completion:
         """POST ``/chat/completions``; see the module docstring for the failure mapping."""
-        body = PiecesPayload(await self.body_pieces(request))
+        body = await self.body_pieces(request)
         i = self.pool.acquire()
         try:
             reply = await self._post(i, body)
@@ -181,11 +202,26 @@ class OpenAIChatBackend(Backend):
         self.pool.release(i, ok=True)
         return reply
 
-    async def _post(self, i: int, body: PiecesPayload) -> Completion:
+    async def _post(self, i: int, pieces: list[bytes]) -> Completion:
         url = self.base_urls[i] + "/chat/completions"
         shown = self.shown_urls[i]
+        if self._use_lean[i]:
+            loop = asyncio.get_running_loop()
+            if self._lean is None or self._lean_loop is not loop:
+                self._lean, self._lean_loop = LeanClient(), loop
+            status, headers, raw = await self._lean.post(url, self._lean_headers[i], pieces, self.timeout_s, shown)
+            return parse_chat_reply(status, raw.decode("utf-8", "replace"), headers.get("retry-after"), shown)
+        return await self._post_aiohttp(url, shown, self._auth[i], pieces)
+
+    async def _post_aiohttp(self, url: str, shown: str, cred: tuple[str, str] | None, pieces: list[bytes]) -> Completion:
+        import aiohttp
+
+        from lensbench.backends.http_body import PiecesPayload
+
+        body = PiecesPayload(pieces)
+        auth = {"Authorization": basic_auth(*cred)} if cred else None  # what aiohttp.BasicAuth sent
         try:
-            async with self._get_session().post(url, data=body, auth=self._auth[i]) as r:
+            async with self._get_session().post(url, data=body, headers=auth) as r:
                 status = r.status
                 raw = await r.read()
                 retry_after = r.headers.get("Retry-After")
@@ -207,9 +243,13 @@ class OpenAIChatBackend(Backend):
         return self.pool.summary()
 
     async def aclose(self) -> None:
-        """Close the HTTP session and the media pool."""
+        """Close the HTTP clients and the media pool."""
         if self._session is not None:
             await self._session.close()
+        if self._lean is not None:
+            lean, self._lean = self._lean, None
+            if self._lean_loop is asyncio.get_running_loop():
+                await lean.close()
         self.media.close()
 
 
@@ -219,13 +259,16 @@ def parse_chat_reply(status: int, text_body: str, retry_after: str | None, url: 
     SPEC General rules: 429/5xx, a body with an ``error`` object, or a 200 with no answer (content
     null/absent or no choices) AND no reasoning AND a finish_reason other than "length" are server
     failures (retryable; an ``error`` outcome once retries run out). A reply cut by the token limit
-    or with reasoning only IS the model's answer (text "" then). Other 4xx are not retryable.
+    or with reasoning only IS the model's answer (text "" then). Other 4xx and 3xx (redirects are not
+    followed) are not retryable.
     """
     if status == 429 or status >= 500:
         raise TransportError(f"HTTP {status} from {url}: {text_body[:200]}", kind="http", url=url,
                              retry_after=parse_retry_after(retry_after))
-    if status >= 400:
-        raise TransportError(f"HTTP {status} from {url}: {text_body[:500]}", retryable=False, kind="http", url=url)
+    if status >= 300:  # 4xx; or a redirect, which is not followed (fix the --base-url)
+        note = " (redirects are not followed: give the final URL as --base-url)" if status < 400 else ""
+        raise TransportError(f"HTTP {status} from {url}{note}: {text_body[:500]}", retryable=False, kind="http",
+                             url=url)
     try:
         data = json.loads(text_body)
         if not isinstance(data, dict):
