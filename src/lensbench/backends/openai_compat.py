@@ -14,7 +14,8 @@ httpx's connection pool spent most of the CPU in pool bookkeeping: ``benchmarks/
 measured 0.18 of the ideal rate at C = 64, L = 200 ms with httpx, against >= 0.95 with aiohttp).
 Both send the body as its pieces and map failures the same way. The environment variable
 ``LENSBENCH_HTTP_CLIENT`` picks the client: ``auto`` (default; lean for http, aiohttp for https) or
-``aiohttp`` (every endpoint through aiohttp; tests use it to keep that path covered).
+``aiohttp`` (every endpoint through aiohttp; tests use it to keep that path covered); ``lean`` is
+accepted and means the same as auto (https:// always needs aiohttp: the lean client has no TLS).
 """
 
 from __future__ import annotations
