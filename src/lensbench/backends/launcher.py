@@ -27,12 +27,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import weakref
 from abc import abstractmethod
 from collections.abc import Callable
 from pathlib import Path
 
-import aiohttp
 
 from lensbench.backends.base import Backend, BackendConfig
 from lensbench.backends.openai_compat import OpenAIChatBackend
@@ -164,14 +164,20 @@ class LaunchedServerBackend(Backend):
         return proc, spec
 
     async def _healthy(self, address: str, paths: tuple[str, ...]) -> bool:
-        try:
-            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as s:
-                for p in paths:
-                    async with s.get(address + p) as r:
-                        if r.status == 200:
-                            return True
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
-            pass
+        """True when ``GET address + path`` answers 200 for one of ``paths`` (5 s each; stdlib urllib in
+        a thread: a few probes while the server starts need no HTTP client library on the run path)."""
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via $http_proxy
+
+        def probe(url: str) -> bool:
+            try:
+                with opener.open(url, timeout=5) as r:
+                    return r.status == 200
+            except (OSError, ValueError):  # URLError / HTTPError / refused / timeout are OSErrors
+                return False
+
+        for p in paths:
+            if await asyncio.to_thread(probe, address + p):
+                return True
         return False
 
     async def start(self) -> str:
