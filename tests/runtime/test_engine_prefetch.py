@@ -87,3 +87,21 @@ def test_replies_answered_now_are_returned_without_reading_them_back(tmp_path):
         assert {rid: (x.status, x.text) for rid, x in got.items()} == {
             rid: (x.status, x.text) for rid, x in ((by_key[k], v) for k, v in real(list(by_key)).items())}
         assert got["r5"].text == "ok r5" and got["r3"].status == "error"
+
+
+def test_kept_replies_share_repeated_strings(tmp_path):
+    """Replies kept in memory hold one object per distinct short text / finish reason / usage key."""
+
+    class Same(Recorder):
+        async def generate(self, request):
+            # fresh, equal-valued strings each time (as a JSON parser returns them)
+            return Completion(text="".join(["Y", "es"]), finish_reason="".join(["st", "op"]),
+                              usage={"".join(["prompt_", "tokens"]): 3})
+
+    with RunStore(tmp_path) as store:
+        got = asyncio.run(Engine({"model": Same([])}, store, concurrency=3, progress=False).run(_reqs(20)))
+    texts = {id(r.text) for r in got.values()}
+    finishes = {id(r.finish_reason) for r in got.values()}
+    keys = {id(k) for r in got.values() for k in r.usage}
+    assert len(got) == 20 and (len(texts), len(finishes), len(keys)) == (1, 1, 1)
+    assert all(r.text == "Yes" and r.usage == {"prompt_tokens": 3} for r in got.values())

@@ -109,6 +109,7 @@ class Engine:
         self.offline = offline
         self.limiters = limiters or {}
         self.last_error: str | None = None
+        self._same: dict = {}  # one object per distinct short value of kept replies (see _shared)
         self._progress = make_progress(progress, self.console)
 
     def key_of(self, request: Request) -> str:
@@ -183,7 +184,7 @@ class Engine:
         self.store.put(resp, role=req.role, request_json=request_json(req))
         if resp.ok:
             if answered is not None:
-                answered[resp.key] = resp
+                answered[resp.key] = self._shared(resp)
             self.stats.ok += 1
             self._consecutive_errors = 0
             return False
@@ -194,6 +195,20 @@ class Engine:
         if check:
             self._check_abort()
         return True
+
+    def _shared(self, resp: StoredResponse) -> StoredResponse:
+        """``resp`` with its short reply (<= 64 characters), finish reason and usage key strings pointing at
+        one object per distinct value, as :meth:`RunStore.get_many` returns rows (a kept reply then costs
+        ~0.3 KB less: issue 11 memory at 16k requests)."""
+        same = self._same
+        if len(same) > 100_000:
+            same.clear()
+        if resp.text is not None and len(resp.text) <= 64:
+            resp.text = same.setdefault(resp.text, resp.text)
+        resp.finish_reason = same.setdefault(resp.finish_reason, resp.finish_reason)
+        if resp.usage:
+            resp.usage = {same.setdefault(k, k): v for k, v in resp.usage.items()}
+        return resp
 
     def _check_abort(self) -> None:
         """Raise EndpointDown once ``abort_after`` requests in a row failed and none ever answered."""
