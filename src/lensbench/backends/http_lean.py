@@ -248,6 +248,14 @@ async def _read_chunked(c: _Conn, headers: dict[str, str]) -> bytes:
         headers.setdefault(name.decode("latin1").strip().lower(), value.strip().decode("latin1"))
 
 
+async def _within(seconds: float, coro):
+    """Await ``coro`` for at most ``seconds`` (``asyncio.timeout`` on Python 3.11+, ``wait_for`` on 3.10)."""
+    if hasattr(asyncio, "timeout"):
+        async with asyncio.timeout(seconds):
+            return await coro
+    return await asyncio.wait_for(coro, seconds)
+
+
 class LeanClient:
     """Keep-alive HTTP/1.1 ``POST`` client for ``http://`` URLs; one per event loop (not thread-safe)."""
 
@@ -306,21 +314,22 @@ class LeanClient:
         else:
             plan.insert(0, first)
         try:
-            async with asyncio.timeout(timeout_s):
-                try:
-                    return await self._exchange(addr, plan, shown)
-                except _Malformed as exc:
-                    raise TransportError(f"malformed response from {shown}: {exc}", kind="malformed",
-                                         url=shown) from None
-                except _Short as exc:
-                    raise TransportError(f"connection failed at {shown}: {exc}", url=shown) from None
-                except OSError as exc:
-                    if isinstance(exc, TimeoutError):
-                        raise
-                    raise TransportError(f"connection failed at {shown}: {type(exc).__name__}: {exc}",
-                                         url=shown) from None
-        except TimeoutError:
+            return await _within(timeout_s, self._mapped(addr, plan, shown))
+        except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
             raise TransportError(f"timeout after {timeout_s:g}s at {shown}", kind="timeout", url=shown) from None
+
+    async def _mapped(self, addr: tuple[str, int], plan: list, shown: str) -> tuple[int, dict[str, str], bytes]:
+        """:meth:`_exchange` with its failures as TransportError (timeouts left to :meth:`post`)."""
+        try:
+            return await self._exchange(addr, plan, shown)
+        except _Malformed as exc:
+            raise TransportError(f"malformed response from {shown}: {exc}", kind="malformed", url=shown) from None
+        except _Short as exc:
+            raise TransportError(f"connection failed at {shown}: {exc}", url=shown) from None
+        except OSError as exc:
+            if isinstance(exc, TimeoutError):
+                raise
+            raise TransportError(f"connection failed at {shown}: {type(exc).__name__}: {exc}", url=shown) from None
 
     async def _exchange(self, addr: tuple[str, int], plan: list, shown: str) -> tuple[int, dict[str, str], bytes]:
         idle = self._idle.get(addr)
