@@ -17,7 +17,7 @@ busy window first -> last request on SIGTERM) and the RGB-Th-Bench ``Data`` fold
    the transport's own cost (HTTP client + socket writes of ~1.3 MB bodies), which lensbench cannot
    go below; the difference is what the harness adds.
 
-    python benchmarks/yardstick_passthrough.py DATA_DIR [--repeats 3] [--only throughput|scale]
+    python benchmarks/yardstick_passthrough.py DATA_DIR [--repeats 3] [--only throughput|scale] [--image-max-side N]
 """
 
 from __future__ import annotations
@@ -146,6 +146,7 @@ from lensbench.runtime.engine import Engine
 from lensbench.runtime.store import RunStore
 
 data, url, n, conc = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+max_side = int(sys.argv[5]) or None
 tmp = Path(tempfile.mkdtemp())
 bench = RGBThBench()
 base = bench.expand(bench.load(data), RunContext(run_dir=tmp, data_dir=data, seed=0, generate=None,
@@ -160,7 +161,7 @@ for k in range(-(-n // len(base))):
         reqs.append(Request(id=f"{r.id}#{k}", messages=(Message(role="user", parts=parts),), params=r.params))
 
 async def main():
-    backend = make_backend("openai:fixed", BackendConfig(base_urls=[url], timeout_s=60))
+    backend = make_backend("openai:fixed", BackendConfig(base_urls=[url], timeout_s=60, image_max_side=max_side))
     with RunStore(tmp / "run") as store:
         engine = Engine({"model": backend}, store, concurrency=conc, progress=False)
         cpu0, t0 = time.process_time(), time.perf_counter()
@@ -209,19 +210,27 @@ def scale(a) -> None:
     bare: dict[int, list[dict]] = {n: [] for n in ns}
     for _ in range(a.repeats):
         for n in ns:
-            rows[n].append(_child(a, SCALE_CHILD, n, str(a.concurrency)))
-            bare[n].append(_child(a, BARE_CHILD, n, str(HERE), str(a.concurrency)))
+            rows[n].append(_child(a, SCALE_CHILD, n, str(a.concurrency), str(a.image_max_side or 0)))
+            if not a.image_max_side:  # the bare client sends the files' own bytes only
+                bare[n].append(_child(a, BARE_CHILD, n, str(HERE), str(a.concurrency)))
         small, big = rows[ns[0]][-1], rows[ns[1]][-1]
+        bare_s = (f"; bare client 1.6k {bare[ns[0]][-1]['cpu_s']:.2f} s, 16k {bare[ns[1]][-1]['cpu_s']:.2f} s CPU"
+                  if bare[ns[0]] else "")
         print(f"  1.6k: {small['cpu_s']:.2f} s CPU, {small['maxrss_mb']:.0f} MB; 16k: {big['cpu_s']:.2f} s CPU, "
-              f"{big['maxrss_mb']:.0f} MB; bare client 1.6k {bare[ns[0]][-1]['cpu_s']:.2f} s, 16k "
-              f"{bare[ns[1]][-1]['cpu_s']:.2f} s CPU", flush=True)
+              f"{big['maxrss_mb']:.0f} MB{bare_s}", flush=True)
     per = [(b["cpu_s"] - s["cpu_s"]) / (ns[1] - ns[0]) * 1000 for s, b in zip(rows[ns[0]], rows[ns[1]])]
-    per_bare = [(b["cpu_s"] - s["cpu_s"]) / (ns[1] - ns[0]) * 1000 for s, b in zip(bare[ns[0]], bare[ns[1]])]
     grow = [b["maxrss_mb"] - s["maxrss_mb"] for s, b in zip(rows[ns[0]], rows[ns[1]])]
-    lb, bc = statistics.median(per), statistics.median(per_bare)
-    print(f"scale, pass-through, C={a.concurrency}, medians of {a.repeats}: CPU per request beyond the first "
-          f"preparation of each image {lb:.3f} ms (bare aiohttp client, same bodies: {bc:.3f} ms; lensbench adds "
-          f"{lb - bc:.3f} ms); peak RSS grows {statistics.median(grow):.1f} MB from 1.6k to 16k requests")
+    lb = statistics.median(per)
+    mode = f"images at max side {a.image_max_side}" if a.image_max_side else "pass-through"
+    if bare[ns[0]]:
+        per_bare = [(b["cpu_s"] - s["cpu_s"]) / (ns[1] - ns[0]) * 1000 for s, b in zip(bare[ns[0]], bare[ns[1]])]
+        bc = statistics.median(per_bare)
+        vs = f" (bare aiohttp client, same bodies: {bc:.3f} ms; lensbench adds {lb - bc:.3f} ms)"
+    else:
+        vs = ""
+    print(f"scale, {mode}, C={a.concurrency}, medians of {a.repeats}: CPU per request beyond the first "
+          f"preparation of each image {lb:.3f} ms{vs}; peak RSS grows {statistics.median(grow):.1f} MB "
+          f"from 1.6k to 16k requests")
 
 
 def main() -> None:
@@ -232,6 +241,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", choices=["throughput", "scale"])
+    ap.add_argument("--image-max-side", type=int, default=None,
+                    help="scale: re-encode images to this max side (smaller bodies; no bare-client figure)")
     a = ap.parse_args()
     if a.only in (None, "throughput"):
         throughput(a)
