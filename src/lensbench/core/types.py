@@ -281,7 +281,7 @@ class Request:
     id: str
     messages: tuple[Message, ...]
     params: GenParams = _DEFAULT_PARAMS
-    meta: Mapping[str, Any] = _NO_META
+    meta: Mapping[str, Any] = field(default_factory=lambda: _NO_META)  # the shared object (3.10 refuses a dict default)
     role: Literal["model", "judge"] = "model"
     repeat: int = 0
 
