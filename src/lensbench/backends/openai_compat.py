@@ -88,18 +88,16 @@ class OpenAIChatBackend(Backend):
         """Validate and use ``urls`` (credentials in a URL become HTTP basic auth unless a bearer key is set;
         they are never shown: :attr:`shown_urls` is redacted). Raises ConfigError for a bad URL."""
         urls = [check_url(u) for u in urls]
-        self.base_urls, self._auth, self._lean_headers, self._use_lean = [], [], [], []
+        self.base_urls, self._auth_headers, self._use_lean = [], [], []
         for u in urls:
             plain, cred = split_credentials(u)
             self.base_urls.append(plain)
-            cred = cred if cred and not self.api_key else None
-            self._auth.append(cred)
             hdrs = {}
             if self.api_key:
                 hdrs["Authorization"] = f"Bearer {self.api_key}"
             elif cred:
-                hdrs["Authorization"] = basic_auth(*cred)
-            self._lean_headers.append(hdrs)
+                hdrs["Authorization"] = basic_auth(*cred)  # the header aiohttp.BasicAuth sent
+            self._auth_headers.append(hdrs)
             self._use_lean.append(plain.startswith("http://") and self.http_client != "aiohttp")
         self.shown_urls = [redact_url(u) for u in urls]
         self.pool = EndpointPool(self.shown_urls)
@@ -167,12 +165,8 @@ class OpenAIChatBackend(Backend):
         out.append(self._head(request)[1:])
         return out
 
-    async def body_bytes(self, request: Request) -> bytes:
-        """:meth:`body_pieces` joined (tests, export; the transport sends the pieces)."""
-        return b"".join(await self.body_pieces(request))
-
     def body(self, request: Request) -> dict:
-        """The JSON body for ``request`` as a dict (tests, debugging; the transport sends :meth:`body_bytes`)."""
+        """The JSON body for ``request`` as a dict (tests, debugging; the transport sends :meth:`body_pieces`)."""
         msgs = []
         for m in request.messages:
             parts, texts = [], []
@@ -210,17 +204,16 @@ class OpenAIChatBackend(Backend):
             loop = asyncio.get_running_loop()
             if self._lean is None or self._lean_loop is not loop:
                 self._lean, self._lean_loop = LeanClient(), loop
-            status, headers, raw = await self._lean.post(url, self._lean_headers[i], pieces, self.timeout_s, shown)
+            status, headers, raw = await self._lean.post(url, self._auth_headers[i], pieces, self.timeout_s, shown)
             return parse_chat_reply(status, raw.decode("utf-8", "replace"), headers.get("retry-after"), shown)
-        return await self._post_aiohttp(url, shown, self._auth[i], pieces)
+        return await self._post_aiohttp(url, shown, self._auth_headers[i], pieces)
 
-    async def _post_aiohttp(self, url: str, shown: str, cred: tuple[str, str] | None, pieces: list[bytes]) -> Completion:
+    async def _post_aiohttp(self, url: str, shown: str, auth: dict[str, str], pieces: list[bytes]) -> Completion:
         import aiohttp
 
         from lensbench.backends.http_body import PiecesPayload
 
         body = PiecesPayload(pieces)
-        auth = {"Authorization": basic_auth(*cred)} if cred else None  # what aiohttp.BasicAuth sent
         try:
             async with self._get_session().post(url, data=body, headers=auth) as r:
                 status = r.status
