@@ -110,6 +110,18 @@ def test_length_cut_reply_is_an_answer(tmp_path):
         assert ei.value.retryable
 
 
+def _stored_rows(out: Path) -> int:
+    """Rows in the run folder's store (0 while it does not exist yet or is being created)."""
+    try:
+        con = sqlite3.connect(f"file:{out / 'responses.sqlite'}?mode=ro", uri=True)
+        try:
+            return con.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0
+
+
 def test_one_process_owns_a_run_folder(data, tmp_path):
     out = tmp_path / "run"
     with FakeOpenAIServer(answer_by_hash, latency=0.5) as srv:
@@ -122,6 +134,10 @@ def test_one_process_owns_a_run_folder(data, tmp_path):
             second = cli(*run_args(data, out, srv.url))
             assert second.returncode == 2
             assert f"PID {first.pid}" in second.stderr and "Traceback" not in second.stderr
+            # kill only once a reply is stored: a folder with none is refused on resume without --yes (another
+            # rule), and a fast second process can finish before the first reply arrives
+            while _stored_rows(out) == 0 and time.time() < deadline and first.poll() is None:
+                time.sleep(0.05)
         finally:
             first.send_signal(signal.SIGKILL)
             first.wait()
