@@ -110,3 +110,131 @@ def test_python_api_equals_cli(tmp_path, data):
     assert run.manifest["benchmark"] == "rgb-th-bench"
     with pytest.raises(ConfigError, match="frames"):
         lensbench.run("rgb-th-bench", model="random", out=tmp_path / "x", data_dir=data, frames=8)
+
+
+# ---------------------------------------------------------------- issue 20 item 7: nothing wrong let through
+
+BASE = 'out = "m"\n[[model]]\nname = "a"\nspec = "random"\n[[benchmark]]\nname = "rgb-th-bench"\n'
+
+
+@pytest.mark.parametrize("body, key, near", [
+    (BASE + "limt = 2\n", "benchmark[0].limt", "limit"),
+    (BASE.replace('spec = "random"\n', 'spec = "random"\nconcurency = 2\n'), "model[0].concurency", "concurrency"),
+    (BASE + "settings = { sed = 3 }\n", "benchmark[0].settings.sed", "seed"),
+    (BASE + "options = { inlcude_extra_skills = true }\n", "benchmark[0].options.inlcude_extra_skills",
+     "include_extra_skills"),
+    (BASE + '[[benchmark.variant]]\nlable = "x"\n', "benchmark[0].variant[0].lable", "label"),
+    (BASE + '[[benchmark.variant]]\nlabel = "x"\nsettings = { temprature = 0.5 }\n',
+     "benchmark[0].variant[0].settings.temprature", "temperature"),
+    (BASE + '[[benchmark.variant]]\nlabel = "x"\noptions = { skip_mising = true }\n',
+     "benchmark[0].variant[0].options.skip_mising", "skip_missing"),
+    ("outt = 'm'\n" + BASE[len('out = "m"\n'):], "outt", "out"),
+    (BASE + "max_token = 5\n", "benchmark[0].max_token", "max_tokens"),  # a typo, not a "secret"
+    (BASE.replace('[[model]]', 'settings = { concurrencyy = 1 }\n[[model]]'), "settings.concurrencyy", "concurrency"),
+    (BASE.replace('spec = "random"\n', 'spec = "random"\nsettings = { judge_modle = "x" }\n'),
+     "model[0].settings.judge_modle", "judge_model"),
+])
+def test_every_unknown_key_is_refused_with_the_nearest_valid_one(tmp_path, body, key, near):
+    with pytest.raises(ConfigError) as ei:
+        load_config(write(tmp_path, body))
+    msg = str(ei.value)
+    assert f"{key}: unknown key (did you mean {near!r}?)" in msg and "cfg.toml" in msg and "secret" not in msg
+
+
+def test_all_unknown_keys_are_named_at_once(tmp_path):
+    body = BASE.replace('spec = "random"\n', 'spec = "random"\nconcurency = 2\n') + "limt = 2\nzzz = 1\n"
+    with pytest.raises(ConfigError) as ei:
+        load_config(write(tmp_path, body))
+    msg = str(ei.value)
+    assert "model[0].concurency" in msg and "benchmark[0].limt" in msg and "benchmark[0].zzz: unknown key" in msg
+
+
+@pytest.mark.parametrize("name", ["..", ".", ".hidden", "a/b", "../x", "a\\\\b", "", "-rf"])
+def test_a_model_name_must_be_a_plain_folder_name(tmp_path, name):
+    with pytest.raises(ConfigError, match=r"model\.0\.name"):
+        load_config(write(tmp_path, BASE.replace('name = "a"', f'name = "{name}"')))
+    assert not (tmp_path / "rgb-th-bench").exists()
+
+
+@pytest.mark.parametrize("extra, clash", [
+    ('[[model]]\nname = "a"\nspec = "constant:Yes"\n', "model a x benchmark rgb-th-bench"),
+    ('[[model]]\nname = "A"\nspec = "constant:Yes"\n', "model A x benchmark rgb-th-bench"),  # same folder on macOS
+    ('[[benchmark]]\nname = "rgb-th-bench"\nlimit = 3\n', "model a x benchmark rgb-th-bench"),
+])
+def test_duplicate_cells_are_refused_before_any_request(tmp_path, data, extra, clash):
+    cfg = write(tmp_path, BASE.replace('name = "rgb-th-bench"', f'name = "rgb-th-bench"\ndata_dir = "{data}"') + extra)
+    r = subprocess.run([sys.executable, "-m", "lensbench", "eval", str(cfg)], capture_output=True, text=True)
+    assert r.returncode == 2 and "would write the same folder" in r.stderr and clash in r.stderr, r.stderr
+    assert "in use by" not in r.stderr and "cfg.toml" in r.stderr
+    assert not (tmp_path / "m").exists()  # refused before any cell started
+
+
+def test_duplicate_variant_labels_are_refused(tmp_path):
+    cfg = load_config(write(tmp_path, BASE + '[[benchmark.variant]]\nlabel = "v"\n[[benchmark.variant]]\nlabel = "V"\n'))
+    with pytest.raises(ConfigError, match="variant v and model a x benchmark rgb-th-bench x variant V|"
+                                          "variant V and model a x benchmark rgb-th-bench x variant v"):
+        expand_cells(cfg)
+
+
+@pytest.mark.parametrize("line, path", [
+    ('auth = "x"', "benchmark[0].auth"),
+    ('credentials = "x"', "benchmark[0].credentials"),
+    ('passwd = "x"', "benchmark[0].passwd"),
+    ('password = "x"', "benchmark[0].password"),
+    ('token = "x"', "benchmark[0].token"),
+    ('api_key = "sk-1"', "benchmark[0].api_key"),
+    ('secret = "x"', "benchmark[0].secret"),
+    ('hf_token = "x"', "benchmark[0].hf_token"),
+    ('settings = { openaiApiKey = "x" }', "benchmark[0].settings.openaiApiKey"),
+    ('options = { Authorization = "Bearer x" }', "benchmark[0].options.Authorization"),
+    ("extra_body = '{\"api_key\": \"sk-1\"}'", "benchmark[0].extra_body.api_key"),
+    ("extra_body = '{\"headers\": {\"X-Api-Key\": \"k\"}}'", "benchmark[0].extra_body.headers.X-Api-Key"),
+    ('extra_body = { auth = { user = "u", password = "p" } }', "benchmark[0].extra_body.auth"),
+    ("settings = { extra_body = '{\"client_secret\": \"s\"}' }", "benchmark[0].settings.extra_body.client_secret"),
+])
+def test_secret_keys_are_refused_anywhere(tmp_path, line, path):
+    with pytest.raises(ConfigError) as ei:
+        load_config(write(tmp_path, BASE + line + "\n"))
+    assert f"{path}: secrets never go in the config" in str(ei.value)
+
+
+def test_token_counts_and_key_variable_names_are_not_secrets(tmp_path, data):
+    cfg = load_config(write(tmp_path, BASE.replace('name = "rgb-th-bench"', f'name = "rgb-th-bench"\ndata_dir = "{data}"')
+                            + 'max_tokens = 64\njudge_api_key_env = "JUDGE_KEY"\n'
+                            'extra_body = { max_token = 3, max_new_tokens = 5, stop_token_ids = [1], '
+                            'chat_template_kwargs = { enable_thinking = false } }\n'))
+    [cell] = expand_cells(cfg)
+    assert cell.settings.max_tokens == 64 and cell.settings.judge_api_key_env == "JUDGE_KEY"
+    assert json.loads(cell.settings.extra_body) == {"max_token": 3, "max_new_tokens": 5, "stop_token_ids": [1],
+                                                    "chat_template_kwargs": {"enable_thinking": False}}
+
+
+def test_a_secret_in_extra_body_never_reaches_the_run_folder(tmp_path, data):
+    from lensbench.runtime.settings import RunSettings
+
+    with pytest.raises(ValueError, match="extra_body.credentials"):
+        RunSettings(model="random", out=tmp_path / "r", extra_body='{"credentials": {"user": "u"}}')
+    r = subprocess.run([sys.executable, "-m", "lensbench", "run", "rgb-th-bench", "--data-dir", str(data), "--model",
+                        "random", "--out", str(tmp_path / "r"), "--no-progress",
+                        "--extra-body", '{"nested": {"passwd": "hunter2"}}'], capture_output=True, text=True)
+    assert r.returncode == 2 and "extra_body.nested.passwd" in r.stderr and "hunter2" not in r.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_eval_exits_3_when_a_cell_is_incomplete(tmp_path, data):
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text(json.dumps({"request_id": "no-such-request", "text": "Yes"}) + "\n")
+    cfg = write(tmp_path, f"""
+out = "m"
+[[model]]
+name = "rec"
+spec = "replay:{replies}"
+[[benchmark]]
+name = "rgb-th-bench"
+data_dir = "{data}"
+limit = 2
+""")
+    r = subprocess.run([sys.executable, "-m", "lensbench", "eval", str(cfg)], capture_output=True, text=True)
+    assert r.returncode == 3, r.stderr
+    assert "incomplete" in r.stderr and "again" in r.stderr
+    assert not json.loads((tmp_path / "m" / "rec" / "rgb-th-bench" / "result.json").read_text())["complete"]

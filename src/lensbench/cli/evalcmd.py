@@ -25,7 +25,9 @@ def register(app: typer.Typer) -> None:
         dry_run: Annotated[bool, typer.Option("--dry-run", help="list the cells and their folders; run nothing")] = False,
     ) -> None:
         """Run every (model, benchmark, variant) cell of CONFIG into one run root (resumable as a whole),
-        each model's cells sharing its concurrency budget; ends with a leaderboard (one row per model)."""
+        each model's cells sharing its concurrency budget; ends with a leaderboard (one row per model).
+
+        Exit code 3 when a cell failed or is incomplete (run the same command again to retry)."""
         from lensbench.runtime.matrix import expand_cells, load_config, run_matrix
 
         if format not in ("md", "csv"):
@@ -33,7 +35,7 @@ def register(app: typer.Typer) -> None:
 
             fail(f"--format must be md or csv, got {format!r}")
         cfg = load_config(config)
-        cells = expand_cells(cfg)
+        cells = expand_cells(cfg, config)
         if dry_run:
             for c in cells:
                 sys.stdout.write(f"{c.model}\t{c.benchmark}\t{c.variant or '-'}\t{c.out}\n")
@@ -46,5 +48,8 @@ def register(app: typer.Typer) -> None:
         from lensbench.cli.view import leaderboard_report
 
         sys.stdout.write(leaderboard_report([c.out for c, r in done if not isinstance(r, str)], format))
-        if failed:
+        incomplete = [c for c, r in done if not isinstance(r, str) and not r.complete]
+        if failed or incomplete:
+            err_console.print(f"{len(failed)} cell(s) failed, {len(incomplete)} incomplete: run the same "
+                              f"'lensbench eval {config}' again to retry them", highlight=False, markup=False)
             raise typer.Exit(3)

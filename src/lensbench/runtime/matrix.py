@@ -5,8 +5,10 @@ variable, a concurrency budget shared by every cell on that model's endpoints) a
 (data folder, shared run flags, and variants: e.g. IF-Bench's five GenViP input configurations or
 IV-Bench frame counts). Every (model, benchmark, variant) cell is one ordinary run folder
 ``<out>/<model>/<benchmark>[--<variant>]``, so re-running the same config resumes every cell and
-``lensbench report``/``view`` read them like any run. Secrets are never in the file: a key-like
-field is refused, naming it.
+``lensbench report``/``view`` read them like any run. Every key is checked before anything is
+sent: an unknown key is refused with the nearest valid one, a key naming a secret (also inside
+``extra_body``) is refused, names must be plain folder names, and two cells that would share a
+folder are refused.
 
 Example (TOML)::
 
@@ -27,13 +29,14 @@ Example (TOML)::
 from __future__ import annotations
 
 import asyncio
-import re
+import os
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
+from lensbench.core.configcheck import SECRET_HINT, find_secrets, unknown_key
 from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.core.results import RunResult
 from lensbench.runtime.runner import arun_benchmark
@@ -41,19 +44,8 @@ from lensbench.runtime.settings import RunSettings
 
 __all__ = ["MatrixConfig", "Cell", "load_config", "expand_cells", "run_matrix"]
 
-_SECRET = re.compile(r"(^|_)(api_?key|key|token|secret|password)$", re.IGNORECASE)
-
-
-def _no_secrets(d: Any, where: str) -> None:
-    if isinstance(d, dict):
-        for k, v in d.items():
-            if _SECRET.search(str(k)) and not str(k).endswith("_env"):
-                raise ConfigError(f"{where}.{k}: secrets never go in the config file; put the key in an environment "
-                                  "variable and name it with api_key_env")
-            _no_secrets(v, f"{where}.{k}")
-    elif isinstance(d, list):
-        for i, v in enumerate(d):
-            _no_secrets(v, f"{where}[{i}]")
+#: a folder name: starts with a letter or digit (never ``.``, ``..`` or hidden), then letters, digits, ``._+-``
+_SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$"
 
 
 class ModelEntry(BaseModel):
@@ -61,7 +53,7 @@ class ModelEntry(BaseModel):
     ``concurrency`` (requests in flight on its endpoints, shared by all its cells), other run flags."""
 
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(pattern=r"^[A-Za-z0-9._+-]+$")
+    name: str = Field(pattern=_SAFE_NAME)
     spec: str
     base_url: list[str] = Field(default_factory=list)
     api_key_env: str = "OPENAI_API_KEY"
@@ -73,7 +65,7 @@ class Variant(BaseModel):
     """One setting of a benchmark: ``label`` (folder suffix, report tag) and its ``options`` / run flags."""
 
     model_config = ConfigDict(extra="forbid")
-    label: str = Field(pattern=r"^[A-Za-z0-9._+=-]+$")
+    label: str = Field(pattern=r"^[A-Za-z0-9._+=-]{1,128}$")
     options: dict[str, Any] = Field(default_factory=dict)
     settings: dict[str, Any] = Field(default_factory=dict)
 
@@ -82,7 +74,7 @@ class BenchmarkEntry(BaseModel):
     """One benchmark: CLI ``name``, ``data_dir`` (default: the data home), shared ``options``, run flags
     (``judge_model``, ``limit`` ...) in ``settings`` or as keys, and ``variant`` list (default: one cell)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow")  # run flags as keys: checked by _unknown_keys against RunSettings
     name: str
     data_dir: Path | None = None
     options: dict[str, Any] = Field(default_factory=dict)
@@ -117,10 +109,49 @@ class Cell(BaseModel):
     settings: RunSettings
 
 
+def _unknown_keys(doc: dict[str, Any]) -> list[str]:
+    """One message per key of ``doc`` that is no field where it stands (with the nearest valid key)."""
+    out: list[str] = []
+    run_flags = set(RunSettings.model_fields)
+
+    def check(d: Any, known, where: str) -> None:
+        if isinstance(d, dict):  # anything else: the model's own validation names the type error
+            out.extend(unknown_key(where, k, known) for k in d if k not in known)
+
+    def entries(d: Any, key: str) -> list[Any]:
+        v = d.get(key) if isinstance(d, dict) else None
+        return v if isinstance(v, list) else []
+
+    check(doc, MatrixConfig.model_fields, "")
+    check(doc.get("settings"), run_flags, "settings.")
+    for i, m in enumerate(entries(doc, "model")):
+        check(m, ModelEntry.model_fields, f"model[{i}].")
+        check(m.get("settings") if isinstance(m, dict) else None, run_flags, f"model[{i}].settings.")
+    for i, b in enumerate(entries(doc, "benchmark")):
+        if not isinstance(b, dict):
+            continue
+        where = f"benchmark[{i}]."
+        check(b, set(BenchmarkEntry.model_fields) | run_flags, where)
+        check(b.get("settings"), run_flags, where + "settings.")
+        known_bench = isinstance(b.get("name"), str) and b["name"] in BENCHMARKS
+        opts = set(get_benchmark(b["name"]).Options.model_fields) if known_bench else None
+        if opts is not None:
+            check(b.get("options"), opts, where + "options.")
+        for j, v in enumerate(entries(b, "variant")):
+            check(v, Variant.model_fields, f"{where}variant[{j}].")
+            if isinstance(v, dict):
+                check(v.get("settings"), run_flags, f"{where}variant[{j}].settings.")
+                if opts is not None:
+                    check(v.get("options"), opts, f"{where}variant[{j}].options.")
+    return out
+
+
 def load_config(path: str | Path) -> MatrixConfig:
     """Read and validate a TOML (``.toml``) or YAML (``.yaml``/``.yml``) config.
 
-    Raises ConfigError naming the file and the key at fault.
+    Raises ConfigError naming the file and the key at fault: a secret-looking key (anywhere, also
+    inside an ``extra_body`` JSON string), every unknown key (with the nearest valid one), a bad
+    value, a model name that is not a plain folder name (``..``, ``a/b``, ``.hidden``).
     """
     p = Path(path)
     if not p.is_file():
@@ -144,7 +175,12 @@ def load_config(path: str | Path) -> MatrixConfig:
         raise ConfigError(f"{p}: not valid {p.suffix[1:].upper()}: {exc}") from None
     if not isinstance(doc, dict):
         raise ConfigError(f"{p}: the config must be a table / mapping")
-    _no_secrets(doc, p.name)
+    secrets = find_secrets(doc)
+    if secrets:
+        raise ConfigError(f"{p}: {', '.join(secrets)}: {SECRET_HINT}")
+    unknown = _unknown_keys(doc)
+    if unknown:
+        raise ConfigError(f"{p}: " + "; ".join(unknown))
     try:
         cfg = MatrixConfig(**doc)
     except ValidationError as exc:
@@ -159,12 +195,18 @@ def load_config(path: str | Path) -> MatrixConfig:
     return cfg
 
 
-def expand_cells(cfg: MatrixConfig) -> list[Cell]:
+def expand_cells(cfg: MatrixConfig, source: str | Path | None = None) -> list[Cell]:
     """Every (model, benchmark, variant) cell with its validated settings, in config order.
 
-    Raises ConfigError naming the model/benchmark/variant whose flags or options are invalid.
+    Raises ConfigError naming the model/benchmark/variant whose flags or options are invalid, or
+    two cells that would write the same folder (same model name, same benchmark and variant;
+    compared case-insensitively, as macOS and Windows file systems do). ``source`` (the config
+    file) prefixes the messages.
     """
-    cells = []
+    pre = f"{source}: " if source is not None else ""
+    cells: list[Cell] = []
+    seen: dict[str, str] = {}
+    root = os.path.normpath(cfg.out)
     for m in cfg.model:
         for b in cfg.benchmark:
             cls = get_benchmark(b.name)
@@ -174,19 +216,26 @@ def expand_cells(cfg: MatrixConfig) -> list[Cell]:
                 options = {**b.options, **(v.options if v else {})}
                 raw = {**cfg.settings, **m.settings, **b.settings, **flat, **(v.settings if v else {})}
                 folder = cfg.out / m.name / (b.name + (f"--{v.label}" if v else ""))
+                norm = os.path.normpath(folder)
+                if os.path.dirname(os.path.dirname(norm)) != root:
+                    raise ConfigError(f"{pre}{where}: its folder {folder} is not inside out = {cfg.out}")
+                if norm.casefold() in seen:
+                    raise ConfigError(f"{pre}{where} and {seen[norm.casefold()]} would write the same folder {folder}: "
+                                      "give the models different names or the variants different labels")
+                seen[norm.casefold()] = where
                 try:
                     cls.Options(**options)
                     fixed = {"model": m.spec, "base_url": m.base_url, "api_key_env": m.api_key_env, "out": folder,
                              "data_dir": b.data_dir, "progress": False}
                     clash = sorted(set(raw) & set(fixed))
                     if clash:
-                        raise ConfigError(f"{where}: {', '.join(clash)} is set by the matrix (model entry / run root), "
-                                          "not in settings")
+                        raise ConfigError(f"{pre}{where}: {', '.join(clash)} is set by the matrix (model entry / run "
+                                          "root), not in settings")
                     s = RunSettings(**{"concurrency": m.concurrency, "model_name": m.name,
                                        **({"tag": v.label} if v else {}), **raw, **fixed})
                 except ValidationError as exc:
                     e = exc.errors()[0]
-                    raise ConfigError(f"{where}: {'.'.join(map(str, e['loc']))}: {e['msg']}") from None
+                    raise ConfigError(f"{pre}{where}: {'.'.join(map(str, e['loc']))}: {e['msg']}") from None
                 cells.append(Cell(model=m.name, benchmark=b.name, variant=v.label if v else None, out=folder,
                                   options=options, settings=s))
     return cells

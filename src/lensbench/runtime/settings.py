@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from lensbench.core.configcheck import SECRET_HINT, find_secrets
 from lensbench.core.errors import ConfigError
 from lensbench.core.urls import redact_url
 
@@ -39,7 +40,8 @@ class RunSettings(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0, description="max new tokens per reply")
     top_p: float | None = Field(default=None, gt=0, le=1, description="nucleus sampling top-p")
     thinking: bool | None = Field(default=None, description="set chat_template_kwargs.enable_thinking on servers that take it")
-    extra_body: str | None = Field(default=None, description="JSON object merged into each request body")
+    extra_body: str | None = Field(default=None, description="JSON object merged into each request body (no secrets: "
+                                                             "it is stored with every request)")
     image_format: Literal["auto", "jpeg", "png"] = Field(
         default="auto", description="how images are sent: auto = the released file's own bytes (JPEG, PNG, WebP, "
                                     "GIF; others and --image-max-side re-encode to JPEG); jpeg / png = always re-encode")
@@ -55,6 +57,18 @@ class RunSettings(BaseModel):
                                                       "(lensbench eval sets it to the variant)")
     yes: bool = Field(default=False, description="re-send every request when the folder shows an earlier run whose "
                                                  "store is missing or empty")
+
+    @field_validator("extra_body", mode="before")
+    @classmethod
+    def _check_extra_body(cls, v: Any) -> Any:
+        """A table / dict (TOML or YAML config) is kept as its JSON text; a key naming a secret is refused."""
+        if isinstance(v, dict):
+            v = json.dumps(v, ensure_ascii=False)
+        if isinstance(v, str):
+            secrets = find_secrets({"extra_body": v})
+            if secrets:
+                raise ValueError(f"{', '.join(secrets)}: {SECRET_HINT}")
+        return v
 
     @field_validator("shard")
     @classmethod
