@@ -15,16 +15,16 @@ from lensbench.testing.runs import craft_run
 
 def test_serve_page_and_images(tmp_path):
     aiohttp_test = pytest.importorskip("aiohttp.test_utils")
-    from lensbench.report.viewer.serve import make_app
+    from lensbench.report.viewer.serve import make_app, serve_roots
 
     run = craft_run(tmp_path / "gm", "groundingme", "m", n=12)
-    html, images, _runs = write_viewer([run], None, embed=False, figures=False)
+    html, images, runs = write_viewer([run], None, embed=False, figures=False)
     doc = read_page_data(html)
     sha, item = next(iter(doc["images"].items()))
     assert item["t"] == f"/thumb/{sha}" and item["u"] == f"/media/{sha}" and "base64" not in html
 
     async def go():
-        async with aiohttp_test.TestClient(aiohttp_test.TestServer(make_app(html, images.paths))) as client:
+        async with aiohttp_test.TestClient(aiohttp_test.TestServer(make_app(html, images.paths, serve_roots(runs)))) as client:
             page = await client.get("/")
             assert page.status == 200 and "lensbench-index" in await page.text()
             full = await client.get(f"/media/{sha}")

@@ -66,3 +66,59 @@ def test_details_come_in_chunks_after_the_script(tmp_path):
     script = page.index("<script>\n")
     assert page.index('id="lensbench-c0"') < script < page.index('id="lensbench-c1"')
     assert read_page_data(page)["samples"] == doc["samples"]
+
+
+def _png_header_only(path, w: int, h: int) -> str:
+    """A PNG whose header claims ``w`` x ``h`` px (valid CRCs) with one tiny IDAT: a decompression
+    bomb as Pillow sees it on open, written in microseconds. Returns its sha256."""
+    import hashlib
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    raw = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+           + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b""))
+    path.write_bytes(raw)
+    return hashlib.sha256(raw).hexdigest()
+
+
+def _with_bombs(tmp_path):
+    """A run whose first two images are decompression bombs (over 2x and just over 1x Pillow's limit)."""
+    import json
+
+    run = craft_run(tmp_path / "run", "rgb-th-bench", "m", n=12)
+    big = _png_header_only(run / "media" / "bomb.png", 40000, 40000)      # 1600 Mpx: DecompressionBombError
+    mid = _png_header_only(run / "media" / "mid.png", 10000, 10000)       # 100 Mpx: DecompressionBombWarning
+    lines, k = [], 0
+    for line in (run / "samples.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        part = rec["messages"][0]["content"][0]
+        if k < 2:
+            part["path"], part["sha256"] = str(run / "media" / ("bomb.png", "mid.png")[k]), (big, mid)[k]
+            k += 1
+        lines.append(json.dumps(rec))
+    (run / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    return run, big, mid
+
+
+def test_decompression_bomb_images_become_placeholders(tmp_path, recwarn):
+    run, big, mid = _with_bombs(tmp_path)
+    for embed, max_thumbs in ((True, 3000), (True, 0), (False, 3000)):
+        html, images, _runs = write_viewer([run], None, embed=embed, max_thumbs=max_thumbs, figures=False,
+                                           compare=False)
+        doc = _data(html)
+        for sha, pixels in ((big, ("1600000000 pixels", "1600 Mpx")), (mid, ("100000000 pixels", "100 Mpx"))):
+            item = doc["images"][sha]
+            assert item["t"] is None and item["u"] is None, (embed, max_thumbs, item)
+            assert "decompression" in item["why"] and "bomb" in item["why"] and "not decoded" in item["why"]
+            assert any(x in item["why"] for x in pixels), item["why"]
+            assert sha not in images.paths  # never served by --serve either
+        others = [v for s, v in doc["images"].items() if s not in (big, mid)]
+        assert others and all(v["t"] for v in others)  # the other images are unaffected
+    assert not [w for w in recwarn.list if "DecompressionBomb" in type(w.message).__name__]
+    from importlib.resources import files  # the page's script shows 'why' in the placeholder
+
+    js = (files("lensbench.report.viewer") / "assets" / "viewer.js").read_text(encoding="utf-8")
+    assert "'image not shown: ' + im.why" in js

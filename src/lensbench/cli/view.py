@@ -147,9 +147,13 @@ def view(
         console.print(f"plots: {figures_dir}", highlight=False)
     if serve:
         from lensbench.report.viewer.serve import serve as run_server
+        from lensbench.report.viewer.serve import serve_roots
 
-        console.print(f"serving http://127.0.0.1:{port}/ (Ctrl-C to stop)", highlight=False)
-        run_server(html, images.paths, port=port)
+        try:
+            run_server(html, images.paths, port=port, roots=serve_roots(runs),
+                       announce=lambda url: console.print(f"serving {url} (Ctrl-C to stop)", highlight=False))
+        except LensbenchError as exc:
+            fail(str(exc))
         return
     console.print(f"wrote {out} ({len(html) / 1e6:.1f} MB, {sum(len(r.records or []) for r in runs)} samples)",
                   highlight=False)

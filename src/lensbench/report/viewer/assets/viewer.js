@@ -133,7 +133,7 @@
   }
   function thumb(sha, boxes) {
     var im = img(sha);
-    if (!im || !im.t) return h('span', { cls: 'missing', text: 'image not found' + (im && im.missing ? ': ' + im.missing : '') });
+    if (!im || !im.t) return h('span', { cls: 'missing', text: im && im.why ? 'image not shown: ' + im.why : 'image not found' + (im && im.missing ? ': ' + im.missing : '') });
     var wrap = h('span', { cls: 'thumb', title: 'click to enlarge' },
       h('img', { src: im.t, loading: 'lazy', alt: sha.slice(0, 12) }), svgBoxes(im, boxes || []));
     wrap.addEventListener('click', function () { enlarge(sha, boxes || []); });
