@@ -2,8 +2,9 @@
 
 Formats read:
 
-* lensbench JSONL (``lensbench export RUN_DIR``): one object per line with ``request_id`` and
-  ``text`` (or ``error``), optionally ``model``. Matched on the request id.
+* lensbench JSONL (``lensbench export RUN_DIR``): one object per line (lines end at ``\\n`` only)
+  with ``request_id`` and ``text`` (or ``error``), optionally ``model``. Matched on the request
+  id. The same request id twice with another reply is refused (never silently last-wins).
 * RGB-Th-Bench third-party results (``benchmark_results_*.json`` in the RGB-Th-Benchmark
   re-evaluation repo): a JSON list of ``{model, file, skill, question, vlm_response_raw, ...}``.
   Matched on (source/scene folder, skill, question text, occurrence) taken from
@@ -17,7 +18,10 @@ Formats read:
   ``rgb+thermal``. A request whose ``meta["rgbth_input"]`` names another mode is refused
   with a ConfigError before anything is replayed.
 
-A file holding several models' replies needs ``--replay-model NAME``.
+A file holding several models' replies needs ``--replay-model NAME``. Every record is checked
+before anything is replayed: a field of the wrong type (a number, NaN, a list as the text or the
+request id), bytes that are not UTF-8 or a line that is not JSON is a DataError naming the file,
+the line and the field.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lensbench.core.errors import ConfigError, DataError, TransportError
 from lensbench.core.types import Completion, Request, file_sha256
@@ -45,25 +51,85 @@ def rgbth_match_key(file: str, skill: str, question: str, occurrence: int = 0) -
     return ("rgbth", f, skill, question.strip(), occurrence)
 
 
-def _read_json_or_jsonl(path: Path) -> list[dict[str, Any]]:
-    text = path.read_text(encoding="utf-8")
+def _read_json_or_jsonl(path: Path) -> list[tuple[str, Any]]:
+    """``[(where, record)]`` of a JSON list / object or a JSON-lines file; ``where`` is ``line N``
+    (JSON lines, split on ``\\n`` only: a reply may hold U+2028, U+2029 or U+0085, which
+    ``str.splitlines`` would split) or ``record N`` (a JSON list, counted from 1).
+
+    Raises DataError naming the file and line for bytes that are not UTF-8 and lines that are not JSON.
+    """
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise DataError(path, f"line {line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+                              "replay files are UTF-8 JSON") from None
     try:
         data = json.loads(text)
-        if isinstance(data, dict):
-            data = [data]
-        if not isinstance(data, list):
-            raise DataError(path, "expected a JSON list of records or JSON lines")
-        return data
     except json.JSONDecodeError:
         pass
+    else:
+        if isinstance(data, dict):
+            return [("record 1", data)]
+        if not isinstance(data, list):
+            raise DataError(path, "expected a JSON list of records or JSON lines")
+        return [(f"record {i}", r) for i, r in enumerate(data, 1)]
     out = []
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(text.split("\n"), 1):
         if line.strip():
             try:
-                out.append(json.loads(line))
+                out.append((f"line {i}", json.loads(line)))
             except json.JSONDecodeError as exc:
                 raise DataError(path, f"line {i} is not valid JSON: {exc}") from None
     return out
+
+
+class _Exported(BaseModel):
+    """A ``lensbench export`` line (the fields replay reads; the others are kept as they are)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    request_id: str
+    text: str | None = None
+    error: str | None = None
+    model: str | None = None
+
+
+class _RgbthResult(BaseModel):
+    """A record of a third-party RGB-Th-Bench result file (the fields replay reads)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    file: str
+    skill: str
+    question: str
+    vlm_response_raw: str | None
+    model: str | None = None
+
+
+_RGBTH_FIELDS = frozenset({"file", "skill", "question", "vlm_response_raw"})
+
+
+def _checked(path: Path, where: str, r: Any) -> BaseModel:
+    """The record ``r`` validated as one of the two layouts; DataError names the file, line and field."""
+    if not isinstance(r, dict):
+        raise DataError(path, f"{where}: not a JSON object but {type(r).__name__}")
+    if "request_id" in r:
+        shape: type[BaseModel] = _Exported
+    elif _RGBTH_FIELDS <= r.keys():
+        shape = _RgbthResult
+    else:
+        raise DataError(path, f"{where} has neither 'request_id' nor the RGB-Th-Bench result fields "
+                              "(file, skill, question, vlm_response_raw)", field="request_id")
+    try:
+        return shape.model_validate(r)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        name = ".".join(str(x) for x in e["loc"]) or "?"
+        value = r.get(e["loc"][0]) if e["loc"] else r
+        shown = repr(value) if not isinstance(value, (list, dict)) or len(repr(value)) <= 60 else type(value).__name__
+        want = "a string or null" if name in ("text", "error", "model", "vlm_response_raw") else "a string"
+        raise DataError(path, f"{where}: {name!r} must be {want}, got {type(value).__name__} {shown}"[:300],
+                        field=name) from None
 
 
 _RGBTH_DATA_TYPES = ("Single RGB Image", "RGB-Thermal Pair")
@@ -104,41 +170,37 @@ def _load(path: str | Path, model: str | None) -> tuple[dict[Any, dict], str, li
     p = Path(path)
     if not p.is_file():
         raise DataError(p, "replay file not found")
-    records = _read_json_or_jsonl(p)
-    models = sorted({str(r.get("model")) for r in records if isinstance(r, dict) and r.get("model") is not None})
+    rows = [(where, _checked(p, where, r), r) for where, r in _read_json_or_jsonl(p)]
+    models = sorted({rec.model for _w, rec, _r in rows if rec.model is not None})
     if model is not None:
         if model not in models:
             raise ConfigError(f"--replay-model {model!r} is not in {p}; models there: {', '.join(models)}")
-        records = [r for r in records if r.get("model") == model]
+        rows = [row for row in rows if row[1].model == model]
     elif len(models) > 1:
         raise ConfigError(f"{p} holds replies of several models ({', '.join(models)}): choose one with --replay-model")
     name = model or (models[0] if models else p.stem)
     index: dict[Any, dict] = {}
+    first_at: dict[Any, str] = {}
     seen: dict[tuple, int] = defaultdict(int)
-    for i, r in enumerate(records):
-        if not isinstance(r, dict):
-            raise DataError(p, f"record {i} is not an object")
-        if "request_id" in r:
-            if "text" in r and r["text"] is not None:
-                index[r["request_id"]] = {"text": r["text"]}
-            else:
-                index[r["request_id"]] = {"error": r.get("error") or "recorded error"}
-        elif {"file", "skill", "question", "vlm_response_raw"} <= r.keys():
-            base = rgbth_match_key(r["file"], r["skill"], r["question"])
+    for where, rec, _r in rows:
+        if isinstance(rec, _Exported):
+            key: Any = rec.request_id
+            entry = {"text": rec.text} if rec.text is not None else {"error": rec.error or "recorded error"}
+            if key in index and index[key] != entry and ("text" in entry or "text" in index[key]):
+                raise DataError(p, f"{where}: request_id {key!r} is recorded again with another reply (first at "
+                                   f"{first_at[key]}); keep one of them", field="request_id")
+            if key in index:
+                continue  # the same reply twice (or two recorded errors): the first is kept
+        else:
+            base = rgbth_match_key(rec.file, rec.skill, rec.question)
             occ = seen[base]
             seen[base] += 1
             key = base[:-1] + (occ,)
-            raw = r["vlm_response_raw"]
-            if raw is None:
-                raw = ""
-            if isinstance(raw, str) and raw.startswith("Error:"):
-                index[key] = {"error": raw}
-            else:
-                index[key] = {"text": str(raw)}
-        else:
-            raise DataError(p, f"record {i} has neither 'request_id' nor the RGB-Th-Bench result fields "
-                               "(file, skill, question, vlm_response_raw)", field="request_id")
-    return index, name, records
+            raw = rec.vlm_response_raw or ""
+            entry = {"error": raw} if raw.startswith("Error:") else {"text": raw}
+        index[key] = entry
+        first_at[key] = where
+    return index, name, [r for _w, _rec, r in rows]
 
 
 class ReplayBackend(Backend):
