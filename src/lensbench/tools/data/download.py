@@ -7,15 +7,25 @@ repository the hub copy lacks; or, with ``--from DIR``, copy a local mirror / an
 :mod:`~lensbench.tools.data.layouts`; (3) write the manifest (``lensbench-data.json``: source,
 requested and resolved revision, per-file sha256, fingerprint) last.
 
-Resumable: hub files already complete are skipped by ``huggingface_hub``; a partial GitHub
-archive continues with an HTTP Range request; extracted and copied files of the right size are
-kept. Offline: the host is probed first (at most ~5 s) and the command fails with one line
-naming the source and the ``--from DIR`` alternative.
+Verified: every file taken from a pinned release is checked against the sha256 shipped with
+lensbench (:mod:`~lensbench.tools.data.pins`) before it is put in place; a file that differs,
+a file the release never had, or a missing one is refused and no manifest is written. Sources
+without pinned hashes (Hugging Face ``main``) are named in the manifest's ``verification``.
+Archives are extracted with bounded expansion (:mod:`~lensbench.tools.data.archive`).
+
+Resumable and never half-trusted: a download is a ``.part`` file until complete (a body
+shorter than its Content-Length stays ``.part``, resumed next time with an HTTP Range request)
+and checked; extracted and copied files appear under their names only when complete (pinned:
+sha256; else size and CRC-32 for extracted, size for copied ones); the manifest is removed when
+a download starts and written only at the end. Hub files already complete are skipped by
+``huggingface_hub``. Offline: the host is probed first (at most ~5 s) and the command fails with
+one line naming the source and the ``--from DIR`` alternative.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import os
 import shutil
 import zipfile
@@ -28,10 +38,13 @@ from lensbench.core.version import __version__
 from lensbench.core.datahome import default_data_dir
 from lensbench.core.errors import DataError
 from lensbench.core.extras import require
+from lensbench.tools.data.archive import ArchiveLimits, extract_zip
 from lensbench.tools.data.fetch import (PROBE_TIMEOUT_S, SourceUnreachable, github_base, github_raw_base,
                                         hf_endpoint, hf_snapshot, http_download, probe)
 from lensbench.tools.data.layouts import Layout, Source, get_layout
-from lensbench.tools.data.manifest import fingerprint, hash_files, list_files, read_manifest, write_manifest
+from lensbench.tools.data.manifest import (MANIFEST_NAME, fingerprint, hash_files, list_files, read_manifest,
+                                           write_manifest)
+from lensbench.tools.data.pins import PinnedSource, pinned_source, source_key, unknown_reason, verify_file
 from lensbench.tools.data.verify import count_files, locate
 
 __all__ = ["download"]
@@ -53,53 +66,40 @@ def _same_size(a: Path, size: int) -> bool:
     return a.is_file() and a.stat().st_size == size
 
 
-def _extract(zf: zipfile.ZipFile, prefix: str, target: Path) -> int:
-    """Extract the members under ``prefix`` into ``target`` (prefix stripped); files already
-    there with the member's size are kept. Returns the number of files written."""
-    n = 0
-    root = target.resolve()
-    for info in zf.infolist():
-        if info.is_dir() or not info.filename.startswith(prefix):
-            continue
-        rel = info.filename[len(prefix):]
-        out = (target / rel).resolve()
-        if root not in out.parents:
-            raise DataError(info.filename, "archive member escapes the data folder")
-        if _same_size(out, info.file_size):
-            continue
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".part")
-        with zf.open(info) as src, open(tmp, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-        os.replace(tmp, out)
-        n += 1
-    return n
-
-
-def _extract_archives(dest: Path) -> None:
+def _extract_archives(dest: Path, limits: ArchiveLimits) -> None:
     """Extract every ``*.zip`` of a hub snapshot next to itself: into its folder when all members
     share one top folder, else into a folder named after the archive."""
     for rel in list_files(dest):
         if not rel.lower().endswith(".zip"):
             continue
         z = dest / rel
-        with zipfile.ZipFile(z) as zf:
-            tops = {n.split("/", 1)[0] for n in zf.namelist() if n.strip("/")}
-            single = len(tops) == 1 and all("/" in n for n in zf.namelist())
-            _extract(zf, "", z.parent if single else z.parent / z.stem)
+        try:
+            with zipfile.ZipFile(z) as zf:
+                names = zf.namelist()
+        except (zipfile.BadZipFile, OSError):
+            names = []  # extract_zip names the damage in one line
+        tops = {n.split("/", 1)[0] for n in names if n.strip("/")}
+        single = bool(names) and len(tops) == 1 and all("/" in n for n in names)
+        extract_zip(z, "", z.parent if single else z.parent / z.stem, limits=limits)
 
 
-def _github_archive(src: Source, rev: str, dest: Path) -> None:
+def _github_archive(src: Source, rev: str, dest: Path, limits: ArchiveLimits) -> PinnedSource | None:
     staging = dest.parent / f".{dest.name}.download"
     name = src.repo.split("/")[-1]
     archive = http_download(f"{github_base()}/{src.repo}/archive/{rev}.zip", staging / f"{name}-{rev}.zip")
-    with zipfile.ZipFile(archive) as zf:
-        top = zf.namelist()[0].split("/", 1)[0]
-        prefix = f"{top}/{src.subdir.strip('/')}/" if src.subdir else f"{top}/"
-        if not any(n.startswith(prefix) for n in zf.namelist()):
-            raise DataError(archive, f"the archive has no folder {src.subdir!r}")
-        _extract(zf, prefix, dest)
+    pins = pinned_source(source_key("github", src.repo, rev))
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            names = zf.namelist()
+    except (zipfile.BadZipFile, OSError):
+        names = []
+    top = names[0].split("/", 1)[0] if names else ""
+    prefix = f"{top}/{src.subdir.strip('/')}/" if src.subdir else f"{top}/"
+    if names and not any(n.startswith(prefix) for n in names):
+        raise DataError(archive, f"the archive has no folder {src.subdir!r}")
+    extract_zip(archive, prefix, dest, strip=f"{top}/", pins=pins, limits=limits)
     shutil.rmtree(staging, ignore_errors=True)
+    return pins
 
 
 def _copy_tree(src: Path, dest: Path) -> None:
@@ -113,10 +113,17 @@ def _copy_tree(src: Path, dest: Path) -> None:
         tmp = b.with_name(b.name + ".part")
         tmp.unlink(missing_ok=True)
         try:
-            os.link(a, tmp)
-        except OSError:
-            shutil.copyfile(a, tmp)
-        os.replace(tmp, b)
+            try:
+                os.link(a, tmp)
+            except OSError:
+                shutil.copyfile(a, tmp)
+            os.replace(tmp, b)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            if exc.errno == errno.ENOSPC:
+                raise DataError(b, "no space left on the device: free some space and run the same command again "
+                                   "(complete files are kept)") from None
+            raise DataError(b, f"cannot copy from {a}: {exc.strerror or exc}") from None
 
 
 def _from_local(layout: Layout, from_dir: Path, dest: Path, revision: str | None) -> dict[str, Any]:
@@ -127,6 +134,7 @@ def _from_local(layout: Layout, from_dir: Path, dest: Path, revision: str | None
         raise DataError(from_dir, f"--from: no {layout.bench} data here or up to 4 levels below "
                                   f"(looked for {' or '.join(layout.markers)})")
     if found.resolve() != dest.resolve():
+        (dest / MANIFEST_NAME).unlink(missing_ok=True)  # the folder changes: complete again only when verified
         _copy_tree(found, dest)
     prior = read_manifest(found) or {}
     return {"source": {"kind": "local", "path": str(found.resolve()), "copied_from": prior.get("source")},
@@ -134,42 +142,78 @@ def _from_local(layout: Layout, from_dir: Path, dest: Path, revision: str | None
 
 
 def _from_source(layout: Layout, revision: str | None, dest: Path, timeout: float,
-                 log: Callable[[str], None]) -> dict[str, Any]:
+                 log: Callable[[str], None], limits: ArchiveLimits) -> dict[str, Any]:
     src = layout.source
     rev = revision or src.revision
+    verified: list[str] = []
+    unverified: list[str] = []
     if src.kind == "hf":
         require("huggingface_hub", "data", "lensbench data download")  # before the network: deterministic
         _need_host(hf_endpoint(), f"the Hugging Face dataset {src.repo}", layout.bench, timeout)
         log(f"fetching hf:{src.repo}@{rev} into {dest}")
         resolved = hf_snapshot(src.repo, rev, dest, allow_patterns=src.allow_patterns)
-        _extract_archives(dest)
+        key = source_key("hf", src.repo, resolved)
+        pins = pinned_source(key)
+        if pins is not None:
+            _check_pinned_files(pins, dest)
+            verified.append(key)
+        else:
+            unverified.append(key)
+            log(f"note: the files of {key} are not verified: lensbench ships no pinned sha256 for them "
+                f"({unknown_reason(key) or 'not in the table'})")
+        _extract_archives(dest, limits)
     else:
         _need_host(github_base(), f"the GitHub repository {src.repo}", layout.bench, timeout)
         log(f"fetching github:{src.repo}@{rev} ({src.subdir or 'all'}) into {dest}")
-        _github_archive(src, rev, dest)
+        pins = _github_archive(src, rev, dest, limits)
+        key = source_key("github", src.repo, rev)
+        (verified if pins is not None else unverified).append(key)
+        if pins is None:
+            log(f"note: the files of {key} are not verified: lensbench ships no pinned sha256 for this revision")
         resolved = rev
     got = []
     for gf in src.git_files:
-        if (dest / gf.dest).is_file():
+        key = source_key("github", gf.repo, gf.commit)
+        pins = pinned_source(key)
+        pin = pins.expected(gf.path) if pins is not None else None
+        target = dest / gf.dest
+        if target.is_file() and (verify_file(target, pin) if pin is not None else True):
             continue
         _need_host(github_raw_base(), f"{gf.path} of the GitHub repository {gf.repo}", layout.bench, timeout)
         log(f"fetching github:{gf.repo}@{gf.commit[:10]}:{gf.path}")
-        http_download(f"{github_raw_base()}/{gf.repo}/{gf.commit}/{gf.path}", dest / gf.dest)
+        http_download(f"{github_raw_base()}/{gf.repo}/{gf.commit}/{gf.path}", target, pin=pin, source=key)
+        (verified if pin is not None else unverified).append(f"{key}:{gf.path}")
         got.append({"repo": gf.repo, "commit": gf.commit, "path": gf.path, "dest": gf.dest})
     return {"source": {"kind": src.kind, "repo": src.repo, "subdir": src.subdir or None, "git_files": got},
-            "revision_requested": rev, "revision": resolved}
+            "revision_requested": rev, "revision": resolved,
+            "verification": {"pinned": sorted(set(verified)), "not_pinned": sorted(set(unverified))}}
+
+
+def _check_pinned_files(pins: PinnedSource, dest: Path) -> None:
+    """Every pinned file of a hub snapshot present with its sha256; a differing one is removed."""
+    for repo_path, pin in pins.files.items():
+        f = dest / repo_path
+        if not verify_file(f, pin):
+            if f.is_file():
+                f.unlink()
+            raise DataError(f, f"missing or different from the pinned release {pins.key}: removed; no manifest "
+                               "was written (run the same command again to fetch it anew)")
 
 
 def download(bench: str, dest: str | Path | None = None, *, revision: str | None = None,
              from_dir: str | Path | None = None, probe_timeout: float = PROBE_TIMEOUT_S,
-             log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+             log: Callable[[str], None] = lambda s: None, limits: ArchiveLimits = ArchiveLimits()) -> dict[str, Any]:
     """Fetch (or, with ``from_dir``, copy) benchmark ``bench`` into ``dest`` (default: its data
     home folder), verify its file counts and write the manifest; returns the manifest.
 
+    ``limits``: expansion bounds of archives (a zip bomb is refused).
+
     Raises KeyError (unknown benchmark), SourceUnreachable (offline: one line naming the source
-    and ``--from DIR``), FetchError (HTTP / hub error), MissingExtraError (``data`` extra for the
-    hub), DataError (``--from`` folder without the data, or counts that do not match: nothing
-    is marked complete; run again after fixing, completed files are kept).
+    and ``--from DIR``), FetchError (HTTP / hub error, a short or HTML body, a full disk),
+    MissingExtraError (``data`` extra for the hub), DataError (a file differing from its pinned
+    sha256, a damaged archive, a zip bomb, a symlink member, ``--from`` folder without the data,
+    counts that do not match: nothing is marked complete; run again after fixing, completed files
+    are kept).
     """
     layout = get_layout(bench)
     dest = Path(dest) if dest else default_data_dir(bench)
@@ -177,7 +221,8 @@ def download(bench: str, dest: str | Path | None = None, *, revision: str | None
     if from_dir is not None:
         origin = _from_local(layout, Path(from_dir), dest, revision)
     else:
-        origin = _from_source(layout, revision, dest, probe_timeout, log)
+        (dest / MANIFEST_NAME).unlink(missing_ok=True)  # the folder changes: complete again only when verified
+        origin = _from_source(layout, revision, dest, probe_timeout, log, limits)
     counts = count_files(layout, dest)
     bad = [c.line for c in counts if c.problem]
     if bad:

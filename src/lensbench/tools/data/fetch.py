@@ -10,6 +10,8 @@ Base URLs can be moved (mirrors, tests): ``HF_ENDPOINT`` (huggingface_hub's own 
 
 from __future__ import annotations
 
+import errno
+import http.client
 import os
 import socket
 import threading
@@ -18,11 +20,12 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from lensbench.core.errors import LensbenchError
+from lensbench.core.errors import DataError, LensbenchError
 from lensbench.core.extras import require
+from lensbench.tools.data.pins import Hasher
 
 __all__ = ["SourceUnreachable", "FetchError", "github_base", "github_raw_base", "hf_endpoint", "probe",
-           "http_download", "hf_snapshot"]
+           "is_html", "http_download", "hf_snapshot"]
 
 #: seconds for the reachability probe (the whole offline failure stays well under 10 s)
 PROBE_TIMEOUT_S = 5.0
@@ -73,30 +76,76 @@ def probe(url: str, timeout: float = PROBE_TIMEOUT_S) -> str | None:
     return result[0] if result else f"no answer within {timeout:g} s"
 
 
-def http_download(url: str, dest: Path, *, timeout: float = 60.0) -> Path:
+def is_html(head: bytes) -> bool:
+    """True when ``head`` (a body's first bytes) starts an HTML page: an error, login or captive-portal
+    page served instead of the file."""
+    h = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    return h.startswith((b"<!doctype html", b"<html", b"<head", b"<body"))
+
+
+def http_download(url: str, dest: Path, *, timeout: float = 60.0, pin: tuple[int, str] | None = None,
+                  source: str = "") -> Path:
     """Download ``url`` to ``dest``, resuming a previous ``dest.part`` with an HTTP Range request
     (a server that ignores the range restarts it). The file appears under ``dest`` only when
-    complete. Returns ``dest``. Raises FetchError naming the URL."""
+    complete: every byte the ``Content-Length`` announced arrived, the body is not an HTML page,
+    and, with ``pin`` = ``(size, sha256)`` (the pinned file of release ``source``), its content
+    matches. Returns ``dest``.
+
+    Raises FetchError naming the URL (HTTP error; a body shorter than announced or a broken
+    transfer: the ``.part`` is kept, run again to resume; an HTML page: the ``.part`` is removed;
+    a full disk), DataError when the content differs from ``pin`` (the ``.part`` is removed).
+    """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
     have = part.stat().st_size if part.exists() else 0
+    if pin is not None and have > pin[0]:
+        part.unlink()
+        have = 0
     headers = {"User-Agent": "lensbench-data"}
     if have:
         headers["Range"] = f"bytes={have}-"
     try:
         with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout) as r:
-            mode = "ab" if have and r.status == 206 else "wb"
-            with open(part, mode) as fh:
+            resumed = bool(have) and r.status == 206
+            got = have if resumed else 0
+            length = r.headers.get("Content-Length")
+            expected = got + int(length) if length and length.isdigit() else None
+            with open(part, "ab" if resumed else "wb") as fh:
                 while block := r.read(1 << 20):
+                    if got == 0 and is_html(block[:512]):
+                        fh.close()
+                        part.unlink(missing_ok=True)
+                        raise FetchError(f"{url}: the server sent an HTML page, not the file (an error, login or "
+                                         "captive-portal page?); nothing was kept")
                     fh.write(block)
+                    got += len(block)
+        if expected is not None and got < expected:
+            raise FetchError(f"{url}: the transfer ended after {got} of {expected} bytes (run the same command again "
+                             "to resume)")
     except urllib.error.HTTPError as exc:
-        if exc.code == 416 and have:  # the partial file is already complete
-            os.replace(part, dest)
-            return dest
-        raise FetchError(f"{url}: HTTP {exc.code} {exc.reason}") from None
-    except (urllib.error.URLError, OSError) as exc:
+        if not (exc.code == 416 and have):  # 416 with a partial file: it may already be complete
+            raise FetchError(f"{url}: HTTP {exc.code} {exc.reason}") from None
+    except FetchError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise FetchError(f"{url}: no space left on the device writing {part} (free some space and run the same "
+                             "command again to resume)") from None
         raise FetchError(f"{url}: {getattr(exc, 'reason', exc)} (run the same command again to resume)") from None
+    except http.client.HTTPException as exc:
+        raise FetchError(f"{url}: broken transfer ({type(exc).__name__}) (run the same command again to resume)") \
+            from None
+    if pin is not None:
+        h = Hasher()
+        with open(part, "rb") as fh:
+            while block := fh.read(1 << 20):
+                h.update(block)
+        try:
+            h.check(dest, pin, source)
+        except DataError:
+            part.unlink(missing_ok=True)
+            raise
     os.replace(part, dest)
     return dest
 
