@@ -20,9 +20,9 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from lensbench.core.errors import DataError, LensbenchError
+from lensbench.core.errors import LensbenchError
 from lensbench.core.extras import require
-from lensbench.tools.data.pins import Hasher
+from lensbench.tools.data.pins import file_pin, mismatch
 
 __all__ = ["SourceUnreachable", "FetchError", "github_base", "github_raw_base", "hf_endpoint", "probe",
            "is_html", "http_download", "hf_snapshot"]
@@ -136,16 +136,10 @@ def http_download(url: str, dest: Path, *, timeout: float = 60.0, pin: tuple[int
     except http.client.HTTPException as exc:
         raise FetchError(f"{url}: broken transfer ({type(exc).__name__}) (run the same command again to resume)") \
             from None
-    if pin is not None:
-        h = Hasher()
-        with open(part, "rb") as fh:
-            while block := fh.read(1 << 20):
-                h.update(block)
-        try:
-            h.check(dest, pin, source)
-        except DataError:
-            part.unlink(missing_ok=True)
-            raise
+    if pin is not None and file_pin(part) != pin:
+        got = file_pin(part)
+        part.unlink()
+        raise mismatch(dest, got, pin, source)
     os.replace(part, dest)
     return dest
 

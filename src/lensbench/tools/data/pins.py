@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from lensbench.core.errors import DataError
+from lensbench.tools.data.manifest import file_sha256
 
-__all__ = ["PinnedSource", "source_key", "pinned_source", "unknown_reason", "Hasher", "verify_file"]
+__all__ = ["PinnedSource", "source_key", "pinned_source", "unknown_reason", "Hasher", "mismatch", "file_pin",
+           "verify_file"]
 
 
 @dataclass(frozen=True)
@@ -88,19 +90,22 @@ class Hasher:
 
     def check(self, what: str | Path, pin: tuple[int, str], source: str) -> None:
         """Raise DataError naming ``what`` when the bytes differ from ``pin`` = ``(size, sha256)``."""
-        size, sha = pin
-        if self.size != size or self.hexdigest() != sha:
-            raise DataError(what, f"content differs from the pinned release {source} (sha256 {self.hexdigest()[:16]}..., "
-                                  f"{self.size} bytes; pinned {sha[:16]}..., {size} bytes): the download was altered "
-                                  "or damaged; it was not kept and no manifest was written")
+        if (self.size, self.hexdigest()) != pin:
+            raise mismatch(what, (self.size, self.hexdigest()), pin, source)
+
+
+def mismatch(what: str | Path, got: tuple[int, str], pin: tuple[int, str], source: str) -> DataError:
+    """The one-line error for content ``got`` = ``(size, sha256)`` that differs from ``pin``."""
+    return DataError(what, f"content differs from the pinned release {source} (sha256 {got[1][:16]}..., {got[0]} "
+                           f"bytes; pinned {pin[1][:16]}..., {pin[0]} bytes): the download was altered or damaged; "
+                           "it was not kept and no manifest was written")
+
+
+def file_pin(path: Path) -> tuple[int, str]:
+    """``(size, sha256)`` of the file at ``path``."""
+    return path.stat().st_size, file_sha256(path)
 
 
 def verify_file(path: Path, pin: tuple[int, str]) -> bool:
     """True when the file at ``path`` has the pinned size and sha256."""
-    if not path.is_file() or path.stat().st_size != pin[0]:
-        return False
-    h = Hasher()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-    return h.hexdigest() == pin[1]
+    return path.is_file() and path.stat().st_size == pin[0] and file_sha256(path) == pin[1]
