@@ -620,3 +620,24 @@ def test_a_file_on_disk_where_a_folder_is_needed(github, pin, tmp_path):
     with pytest.raises(DataError, match="a file stands where member .*scene 04/.* needs a folder") as ei:
         download("rgb-th-bench", dest)
     assert "\n" not in str(ei.value) and leftovers(dest) == []
+
+
+def test_pinned_hub_snapshot_is_verified(github, pin, monkeypatch, tmp_path):
+    """A hub revision with pinned hashes (none ships yet: see pins.json "unknown") is checked file by file."""
+    hub = pytest.importorskip("huggingface_hub")
+    rev = "e" * 40
+    shards = {"data/test-00000.parquet": b"PAR1 shard 0 PAR1", "README.md": b"GroundingME"}
+    pin(f"hf:lirang04/GroundingME@{rev}", shards)
+    served = dict(shards)
+    monkeypatch.setattr(hub, "HfApi", lambda endpoint=None: type("A", (), {"dataset_info": lambda self, *a, **k: type(
+        "I", (), {"sha": rev})()})())
+    monkeypatch.setattr(hub, "snapshot_download", lambda **kw: write_tree(Path(kw["local_dir"]), served))
+    monkeypatch.setenv("HF_ENDPOINT", github.url)
+    dest = tmp_path / "gm"
+    served["data/test-00000.parquet"] = b"PAR1 shard X PAR1"  # a tampered mirror
+    with pytest.raises(DataError, match="test-00000.parquet.*different from the pinned release hf:lirang04/GroundingME@"):
+        download("groundingme", dest, revision=rev)
+    assert not (dest / "data" / "test-00000.parquet").exists() and leftovers(dest) == []
+    served["data/test-00000.parquet"] = shards["data/test-00000.parquet"]
+    doc = download("groundingme", dest, revision=rev)
+    assert doc["verification"] == {"pinned": [f"hf:lirang04/GroundingME@{rev}"], "not_pinned": []}
