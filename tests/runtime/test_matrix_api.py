@@ -238,3 +238,16 @@ limit = 2
     assert r.returncode == 3, r.stderr
     assert "incomplete" in r.stderr and "again" in r.stderr
     assert not json.loads((tmp_path / "m" / "rec" / "rgb-th-bench" / "result.json").read_text())["complete"]
+
+
+def test_configs_built_in_python_are_checked_too():
+    from pydantic import ValidationError
+
+    from lensbench.runtime.matrix import MatrixConfig
+
+    with pytest.raises(ValidationError, match=r"limt: unknown key \(did you mean 'limit'\?\)"):
+        MatrixConfig(out="x", model=[{"name": "a", "spec": "random"}], benchmark=[{"name": "rgb-th-bench", "limt": 2}])
+    cfg = MatrixConfig(out="x", model=[{"name": "a", "spec": "random"}],
+                       benchmark=[{"name": "rgb-th-bench", "options": {"inptu": "rgb"}}])
+    with pytest.raises(ConfigError, match=r"options.inptu: unknown key \(did you mean 'input'\?\)"):
+        expand_cells(cfg)

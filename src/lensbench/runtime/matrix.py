@@ -85,6 +85,10 @@ class BenchmarkEntry(BaseModel):
     def _known(self):
         if self.name not in BENCHMARKS:
             raise ValueError(f"unknown benchmark {self.name!r}; known: {', '.join(sorted(BENCHMARKS))}")
+        bad = [unknown_key("", k, RunSettings.model_fields) for k in self.model_extra or {}
+               if k not in RunSettings.model_fields]
+        if bad:  # load_config names these with their path first; this guards configs built in Python
+            raise ValueError("; ".join(bad))
         return self
 
 
@@ -223,6 +227,10 @@ def expand_cells(cfg: MatrixConfig, source: str | Path | None = None) -> list[Ce
                     raise ConfigError(f"{pre}{where} and {seen[norm.casefold()]} would write the same folder {folder}: "
                                       "give the models different names or the variants different labels")
                 seen[norm.casefold()] = where
+                stray = [unknown_key("options.", k, cls.Options.model_fields) for k in options
+                         if k not in cls.Options.model_fields]
+                if stray:
+                    raise ConfigError(f"{pre}{where}: {'; '.join(stray)}")
                 try:
                     cls.Options(**options)
                     fixed = {"model": m.spec, "base_url": m.base_url, "api_key_env": m.api_key_env, "out": folder,
