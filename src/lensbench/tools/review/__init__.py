@@ -42,6 +42,9 @@ token per start (the printed URL); Host is checked (DNS rebinding), a POST must 
 cells that a spreadsheet would evaluate are prefixed with ``'``; :func:`read_csv` undoes it and
 keeps U+2028 / U+2029 / U+0085 inside cells.
 
+The answer tables and the name rule live in :mod:`lensbench.core.answers`, the CSV rules in
+:mod:`lensbench.core.csvsafe` (re-exported here), so a benchmark's reader of such files can use them.
+
 Modules: :mod:`.form` (items, fields, names), :mod:`.store` (SQLite), :mod:`.guard` (request
 checks), :mod:`.server` (the app, threaded server, CLI serve), :mod:`.export` (CSV / JSONL,
 resolve), :mod:`.agreement` (agreement figures); the page is ``web/review.html``.
@@ -49,8 +52,8 @@ resolve), :mod:`.agreement` (agreement figures); the page is ``web/review.html``
 
 from lensbench.tools.review.agreement import (agreement, binary_scores, cohen_kappa, fleiss_kappa,
                                               krippendorff_alpha, percent_agreement)
-from lensbench.tools.review.export import (Outcome, answer_rows, csv_cell, export_answers, read_csv, resolve,
-                                           uncsv_cell, write_csv)
+from lensbench.core.csvsafe import csv_cell, read_csv, uncsv_cell, write_csv
+from lensbench.tools.review.export import Outcome, answer_rows, export_answers, resolve
 from lensbench.tools.review.form import DECISIONS, Field, Form, ReviewItem, Section, validate_reviewer
 from lensbench.tools.review.server import ReviewServer, make_review_app, review_url, serve_review
 from lensbench.tools.review.store import Answers, ReviewDB, merged_answers

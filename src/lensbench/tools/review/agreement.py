@@ -25,7 +25,7 @@ import numpy as np
 
 from lensbench.core.extras import require
 from lensbench.tools.review.form import Field, Form
-from lensbench.tools.review.store import Answers
+from lensbench.core.answers import Answers
 
 __all__ = ["percent_agreement", "cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "agreement", "binary_scores"]
 

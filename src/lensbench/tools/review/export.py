@@ -1,70 +1,20 @@
-"""Review answers out: CSV safe for spreadsheets, JSONL, and the accept / edit / reject outcome per item.
-
-CSV cells that a spreadsheet would run as a formula (text starting with ``=``, ``+``, ``-``,
-``@``, a tab or a carriage return, and not a plain number) are written with a leading ``'``
-(OWASP "CSV injection"); :func:`read_csv` takes it off again, and reads text holding U+2028,
-U+2029 or U+0085 intact (only ``\\r`` / ``\\n`` end a CSV record).
-"""
+"""Review answers out: CSV safe for spreadsheets (:mod:`lensbench.core.csvsafe`), JSONL, and the
+accept / edit / reject outcome per item."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lensbench.core.answers import Answers
+from lensbench.core.csvsafe import write_csv
 from lensbench.tools.review.form import DECISIONS, Form, ReviewItem
-from lensbench.tools.review.store import Answers
 
-__all__ = ["csv_cell", "uncsv_cell", "write_csv", "read_csv", "answer_rows", "export_answers", "Outcome", "resolve"]
-
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(v: Any) -> Any:
-    """``v`` as a CSV cell: text a spreadsheet would evaluate gets a leading ``'``; numbers,
-    None and plain text pass unchanged."""
-    if not isinstance(v, str) or not v.startswith(_FORMULA):
-        return v
-    try:
-        float(v)
-        return v
-    except ValueError:
-        return "'" + v
-
-
-def uncsv_cell(v: str) -> str:
-    """Inverse of :func:`csv_cell` for text read back."""
-    return v[1:] if v.startswith("'") and v[1:].startswith(_FORMULA) else v
-
-
-def write_csv(path: str | Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
-    """Write ``header`` and ``rows`` (cells through :func:`csv_cell`) as UTF-8 CSV; returns rows written."""
-    n = 0
-    with Path(path).open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow([csv_cell(h) for h in header])
-        for r in rows:
-            w.writerow([csv_cell(c) for c in r])
-            n += 1
-    return n
-
-
-def read_csv(source: str | Path, delimiter: str = ",", *, text: str | None = None) -> tuple[list[str], list[dict[str, str]]]:
-    """``(column names, rows as dicts)`` of a CSV file (or of ``text``); a BOM is dropped, cells
-    are unescaped (:func:`uncsv_cell`), Unicode line separators inside cells are kept."""
-    csv.field_size_limit(sys.maxsize)
-    if text is None:
-        text = Path(source).read_text(encoding="utf-8-sig")
-    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""), delimiter=delimiter)
-    rows = [{k: (uncsv_cell(v) if isinstance(v, str) else v) for k, v in r.items()} for r in reader]
-    return [uncsv_cell(c) for c in (reader.fieldnames or [])], rows
-
+__all__ = ["answer_rows", "export_answers", "Outcome", "resolve"]
 
 def answer_rows(answers: Answers, form: Form, items: Mapping[str, ReviewItem] | None = None) -> list[dict[str, Any]]:
     """One dict per (reviewer, item) answered: ``reviewer``, ``item``, every form field (None when

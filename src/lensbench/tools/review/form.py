@@ -20,17 +20,16 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from lensbench.core.answers import MAX_NAME, validate_reviewer
 
 __all__ = ["Field", "Form", "Section", "ReviewItem", "validate_reviewer", "DECISIONS", "MAX_NAME", "MAX_TEXT"]
 
 #: The decision options of ``accept / edit / reject`` review, in page order.
 DECISIONS: tuple[str, ...] = ("accept", "edit", "reject")
-#: Longest reviewer name accepted (characters).
-MAX_NAME = 64
 #: Longest text value accepted (characters).
 MAX_TEXT = 20_000
 
@@ -38,26 +37,6 @@ _IDENT = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _RESERVED = {"main", "login", "name", "start", "where", "progress", "bar", "status", "nav", "prev", "next",
              "imgbox", "img0", "panel", "title", "reviewer", "formtitle", "infos", "sections", "save", "overlay",
              "instructions-login"}
-_BAD_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
-
-
-def validate_reviewer(name: Any) -> str:
-    """The reviewer name, stripped; raises ValueError unless it is a string of 1-:data:`MAX_NAME`
-    characters without control / format / line-separator characters that does not start with a
-    spreadsheet formula character (``= + - @``)."""
-    if not isinstance(name, str):
-        raise ValueError(f"reviewer name must be a string, got {type(name).__name__}")
-    s = name.strip()
-    if not s:
-        raise ValueError("reviewer name is empty")
-    if len(s) > MAX_NAME:
-        raise ValueError(f"reviewer name longer than {MAX_NAME} characters ({len(s)})")
-    bad = next((c for c in s if unicodedata.category(c) in _BAD_CATEGORIES), None)
-    if bad is not None:
-        raise ValueError(f"reviewer name contains the control character U+{ord(bad):04X}")
-    if s[0] in "=+-@":
-        raise ValueError(f"reviewer name may not start with {s[0]!r}")
-    return s
 
 
 @dataclass(frozen=True)
