@@ -4,7 +4,7 @@ Routes (all under ``/t/<token>/``, see :mod:`.guard`): ``GET`` the page (``web/r
 ``GET api/items?reviewer=NAME`` the form, the items and NAME's answers so far; ``GET
 image/{i}/{j}`` image ``j`` of item ``i``; ``POST api/answer`` with ``{"reviewer", "item",
 "values": {field: value}}`` (one action, stored in one transaction; the single-field form
-``{"reviewer"|"rater", "item", "field", "value"}`` is accepted too). Answers: ``{"ok": true,
+``{"reviewer"|"rater", "item", "field", "value"}`` is accepted too; ``POST api/rate`` is the same). Answers: ``{"ok": true,
 "stored": {...}, "done": n, "total": N}`` or ``{"ok": false, "error": ...}`` with 400 / 403 /
 415.
 """
@@ -131,6 +131,7 @@ def make_review_app(items: Sequence[ReviewItem], db: ReviewDB, *, token: str, bi
     app.router.add_get("/t/{token}/api/items", api_items)
     app.router.add_get(r"/t/{token}/image/{i:\d+}/{j:\d+}", image)
     app.router.add_post("/t/{token}/api/answer", answer)
+    app.router.add_post("/t/{token}/api/rate", answer)  # the first rating page's route
     return app
 
 
