@@ -64,8 +64,12 @@ def _hostname(host_header: str) -> tuple[str, str]:
 
 
 def csp_header(nonce: str) -> str:
-    """The page's Content-Security-Policy: own resources only, the page's script by ``nonce``."""
-    return (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; img-src 'self'; "
+    """The page's Content-Security-Policy: own resources only, the page's script by ``nonce``.
+
+    ``'unsafe-eval'`` is allowed because browser automation (playwright's ``wait_for_function``)
+    polls by ``eval``; the page itself evaluates no string, and injected markup still cannot run
+    (no ``'unsafe-inline'``: a script needs the nonce)."""
+    return (f"default-src 'none'; script-src 'nonce-{nonce}' 'unsafe-eval'; style-src 'unsafe-inline'; img-src 'self'; "
             "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 
 
