@@ -43,13 +43,22 @@ _TEXTS = [("en_question", "Question (English)"), *((f"en_{L.lower()}", f"{L} (En
           ("cn_question", "Question (Chinese)"), *((f"cn_{L.lower()}", f"{L} (Chinese)") for L in LETTERS),
           ("answer", "Right letter (A-D, the same in both languages)")]
 
+def _check(values: dict[str, str]) -> None:
+    if "answer" in values and values["answer"].strip().upper() not in LETTERS:
+        raise ValueError(f"the right letter must be one of A-D, got {values['answer']!r}")
+    empty = [k for k, v in values.items() if k != "decision" and not v.strip()]
+    if empty:
+        raise ValueError(f"empty text: {', '.join(empty)}")
+
+
 CALIBRATION_FORM = Form(
     fields=(Field.decision(), *(Field.text(n, label) for n, label in _TEXTS)),
     title="IF-Bench calibration", info=("dimension", "dataset", "target"), instructions=CRITERIA,
     sections=(Section("verdict", "Accept / edit / reject", ("decision",)),
               Section("english", "English", tuple(n for n, _ in _TEXTS[:5])),
               Section("chinese", "Chinese", tuple(n for n, _ in _TEXTS[5:10])),
-              Section("right", "Answer", ("answer",))))
+              Section("right", "Answer", ("answer",))),
+    check=_check)
 
 
 def qid_records(by_dim: dict[str, list[Record]]) -> dict[str, Record]:

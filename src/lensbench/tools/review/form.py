@@ -160,7 +160,8 @@ class Form:
     element with that id); ``title`` heads the page; ``done_word`` ends the progress text
     (``"3 / 40 rated"``); ``item_word`` names an item in the position text (``"Image 3 of 40"``);
     ``normalize`` (field, raw value) -> value maps a value before
-    :meth:`Field.clean` (e.g. a benchmark's answer spellings)."""
+    :meth:`Field.clean` (e.g. a benchmark's answer spellings); ``check`` (the cleaned values of one
+    action) raises ValueError to refuse the action as a whole (rules across fields)."""
 
     fields: tuple[Field, ...]
     title: str = "Review"
@@ -170,6 +171,7 @@ class Form:
     done_word: str = "reviewed"
     item_word: str = "Item"
     normalize: Callable[[Field, Any], Any] | None = field(default=None, compare=False)
+    check: Callable[[dict[str, str]], None] | None = field(default=None, compare=False)
 
     def __post_init__(self):
         names = [f.name for f in self.fields]
@@ -207,6 +209,8 @@ class Form:
             if f is None:
                 raise ValueError(f"unknown field {k!r} (one of {list(fields)})")
             out[k] = f.clean(self.normalize(f, v) if self.normalize else v, size)
+        if self.check is not None:
+            self.check(out)
         return out
 
     def to_json(self) -> dict[str, Any]:
