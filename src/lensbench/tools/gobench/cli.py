@@ -1,4 +1,4 @@
-"""``lensbench gobench generate | rate | summary | export-ratings`` (typer)."""
+"""``lensbench gobench generate | filter | rate | summary | export-ratings`` (typer)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from lensbench.core.console import fail
 
 __all__ = ["gobench_app"]
 
-gobench_app = typer.Typer(help="GOBench generation side: make images for the 333 prompts, rate them (people: a local "
-                               "web page; MLLM judge: 'lensbench run gobench'), summarise (Tables 1-2, agreement).",
+gobench_app = typer.Typer(help="GOBench generation side: make images for the 333 prompts, filter them (quality, "
+                               "near-duplicates), rate them (people: a local web page; MLLM judge: 'lensbench run "
+                               "gobench'), summarise (Tables 1-2, agreement).",
                           no_args_is_help=True)
 _console = Console(stderr=True)
 
@@ -60,6 +61,40 @@ def generate_cmd(
         _console.print(f"  {key}: {err}", highlight=False)
     if rep.failed:
         raise typer.Exit(1)
+
+
+@gobench_app.command("filter")
+def filter_cmd(
+    images: Annotated[list[Path], typer.Option("--images", help="a generator's folder (<category>/<N>.png, as "
+                                               "'generate --out' writes); repeat per generator, preferred first")],
+    out: Annotated[Path, typer.Option("--out", help="new folder: <generator>/<category>/<file> kept, filter.jsonl")],
+    min_side: Annotated[int, typer.Option("--min-side", help="drop images whose short side is below this (px)")] = 256,
+    min_std: Annotated[float, typer.Option("--min-std", help="drop flat images: grey std below this (0-255)")] = 8.0,
+    min_sharpness: Annotated[float, typer.Option("--min-sharpness", help="drop blurry images: Laplacian variance "
+                                                 "below this")] = 10.0,
+    hash: Annotated[str, typer.Option("--hash", help="perceptual hash: phash | dhash | ahash | whash")] = "phash",
+    max_distance: Annotated[int, typer.Option("--max-distance", help="near-duplicate: hashes at most this many "
+                                              "bits apart (of 64)")] = 8,
+    embedder: Annotated[Optional[str], typer.Option("--embedder", help="also compare image embeddings: simple | "
+                                                    "clip[:ARCH[:PRETRAINED]] | hf:MODEL_ID")] = None,
+    min_similarity: Annotated[float, typer.Option("--min-similarity", help="near-duplicate: embedding cosine "
+                                                  "at least this")] = 0.95,
+) -> None:
+    """Gen-1K filtering before rating: drop poor-quality images and near-duplicates (Sec. 2.1); every decision logged."""
+    from lensbench.tools.gobench.filter import FilterSettings, filter_generations
+
+    try:
+        _checks, counts = filter_generations(images, out, FilterSettings(
+            min_side=min_side, min_std=min_std, min_sharpness=min_sharpness, hash=hash, max_distance=max_distance,
+            embedder=embedder, min_similarity=min_similarity))
+    except (ConfigError, DataError) as exc:
+        _fail(str(exc))
+    dropped = ", ".join(f"{k} {v}" for k, v in counts["dropped"].items()) or "none"
+    _console.print(f"{counts['images']} images: {counts['kept']} kept, dropped: {dropped} -> {out} "
+                   f"(decisions in {out / 'filter.jsonl'})", highlight=False)
+    for g, n in counts["per_generator"].items():
+        _console.print(f"  {g}: {n} kept; rate them: lensbench gobench rate --images {out / g} --data-dir DATA",
+                       highlight=False)
 
 
 @gobench_app.command("rate")

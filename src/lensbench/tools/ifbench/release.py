@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
-import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from lensbench.benchmarks.ifbench.data import DIMENSIONS
 from lensbench.benchmarks.ifbench.prompts import LETTERS
+from lensbench.core.files import link_or_copy
 
 __all__ = ["Record", "balance_letters", "letter_counts", "image_name", "place_image", "write_release",
            "read_release"]
@@ -78,17 +77,8 @@ def image_name(path: str | Path) -> str:
 
 
 def place_image(src: str | Path, folder: Path, name: str) -> None:
-    """``folder/name`` = the file ``src`` (hard link when possible, else a copy); kept when present."""
-    dst = folder / name
-    if dst.is_file():
-        return
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(dst.name + ".tmp")
-    try:
-        os.link(src, tmp)
-    except OSError:
-        shutil.copyfile(src, tmp)
-    tmp.replace(dst)
+    """``folder/name`` = the file ``src`` (:func:`lensbench.core.files.link_or_copy`; kept when present)."""
+    link_or_copy(src, Path(folder) / name)
 
 
 def write_release(folder: Path, by_dim: dict[str, list[Record]]) -> Path:
