@@ -185,3 +185,29 @@ def test_rate_warns_when_bound_beyond_loopback_and_prints_the_token_url(tmp_path
     assert "warning" not in res.output.lower()
     assert "http://127.0.0.1:8765/t/" in res.output
     assert [kw["host"] for kw in started] == ["0.0.0.0", "127.0.0.1"]
+
+
+def test_a_rating_database_of_the_first_rating_page_still_loads(tmp_path):
+    """Schema as main's RatingsDB wrote it (no review tables): read, served and written to as before."""
+    old = tmp_path / "old.sqlite"
+    with sqlite3.connect(old) as c:
+        c.executescript(
+            "CREATE TABLE items(item TEXT PRIMARY KEY, generator TEXT, image TEXT, record_index TEXT);"
+            "CREATE TABLE ratings(rater TEXT, item TEXT, field TEXT, value TEXT, ts REAL, PRIMARY KEY(rater, item, field));"
+            "CREATE TABLE events(rater TEXT, item TEXT, field TEXT, value TEXT, ts REAL);")
+        item = "release/direct_light_images/1.1.png"
+        c.execute("INSERT INTO items VALUES(?,?,?,?)", (item, "release", "/x.png", "direct_light_images_1.1"))
+        for f, v in zip(("q1", "q2", "q3", "q4", "q5", "aesthetics", "fidelity"), ("Yes",) * 4 + ("No", "4", "2")):
+            c.execute("INSERT INTO ratings VALUES(?,?,?,?,1.0)", ("ann", item, f, v))
+            c.execute("INSERT INTO events VALUES(?,?,?,?,1.0)", ("ann", item, f, v))
+    (row,) = read_rating_rows(old)
+    assert row.rater == "ann" and row.authenticity == 4.0 and row.fidelity == 2.0
+    data = _mini_release(tmp_path / "data")
+    items, _ = collect_items(data, load_records(data / "data_total.json"), "release")
+    db = RatingsDB(old)
+    with RatingServer(items, db) as srv:
+        origin = f"http://127.0.0.1:{srv.port}"
+        assert _post(srv.url + "api/rate", _rating("bob", item), origin=origin)[0] == 200
+    assert db.raters() == ["ann", "bob"] and db.of_rater("ann")[item]["fidelity"] == "2"
+    assert len(db.events()) == 8
+    db.close()
