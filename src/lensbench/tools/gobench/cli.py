@@ -91,10 +91,10 @@ def filter_cmd(
         _fail(str(exc))
     dropped = ", ".join(f"{k} {v}" for k, v in counts["dropped"].items()) or "none"
     _console.print(f"{counts['images']} images: {counts['kept']} kept, dropped: {dropped} -> {out} "
-                   f"(decisions in {out / 'filter.jsonl'})", highlight=False)
+                   f"(decisions in {out / 'filter.jsonl'})", highlight=False, soft_wrap=True)
     for g, n in counts["per_generator"].items():
         _console.print(f"  {g}: {n} kept; rate them: lensbench gobench rate --images {out / g} --data-dir DATA",
-                       highlight=False)
+                       highlight=False, soft_wrap=True)
 
 
 @gobench_app.command("rate")

@@ -128,13 +128,14 @@ def finalize_cmd(
     if format == "json":
         typer.echo(json.dumps({"stages": [r.__dict__ for r in reports], "final": counts}, indent=2, ensure_ascii=False))
         return
+    fmt = (lambda v: "-" if v is None else f"{v:.3f}")
     for k, r in enumerate(reports, 1):
         a = r.agreement
-        fmt = (lambda v: "-" if v is None else f"{v:.3f}")
+        pct = "-" if a["percent"] is None else f"{a['percent']:.1f}%"
         typer.echo(f"stage {k}: {len(r.reviewers)} reviewer(s); {r.decided} decided, {r.kept} kept ({r.edited} edited), "
                    f"{r.rejected} rejected, {r.undecided} undecided, {len(r.invalid_edits)} invalid edits; agreement "
-                   f"on {a['n_items']} items: {fmt(a['percent'])}% , Cohen {fmt(a['cohen_kappa'])}, Fleiss "
-                   f"{fmt(a['fleiss_kappa'])}, Krippendorff {fmt(a['krippendorff_alpha'])}")
+                   f"on {a['n_items']} items: {pct}, Cohen {fmt(a['cohen_kappa'])}, Fleiss {fmt(a['fleiss_kappa'])}, "
+                   f"Krippendorff {fmt(a['krippendorff_alpha'])}")
         for qid, why in r.invalid_edits.items():
             typer.echo(f"  invalid edit {qid}: {why}", err=True)
     typer.echo(f"final: {counts['questions']} questions on {counts['images']} images -> {out / 'if_bench.json'}; "
