@@ -137,7 +137,7 @@ def summarize(sources: Sequence[Source], gmap: dict[str, str] | None = None) -> 
                 for r in src.rows:
                     if r.rater and getattr(r, d) is not None:
                         m[ri[r.rater], ki[r.key]] = getattr(r, d)
-                alpha[DIM_TITLES[d]] = krippendorff_alpha(m, "interval")
+                alpha[DIM_TITLES[d]] = krippendorff_alpha(m, "interval", "gobench")
             code = {a: i for i, a in enumerate(ANSWERS)}
             m = np.full((len(raters), len(keys) * 5), np.nan)
             for r in src.rows:
@@ -145,7 +145,7 @@ def summarize(sources: Sequence[Source], gmap: dict[str, str] | None = None) -> 
                     for qi, a in enumerate(r.answers or ()):
                         if a is not None:
                             m[ri[r.rater], ki[r.key] * 5 + qi] = code[a]
-            alpha["Answers (nominal)"] = krippendorff_alpha(m, "nominal")
+            alpha["Answers (nominal)"] = krippendorff_alpha(m, "nominal", "gobench")
         out[src.name] = {"table2": t2, "table1": t1, "alpha": alpha, "n_raters": len(raters), "n_images": len(keys)}
     return out
 

@@ -74,11 +74,12 @@ def fleiss_kappa(table: Table) -> float | None:
     return None if pe >= 1 else (float(np.mean(per_item)) - pe) / (1 - pe)
 
 
-def krippendorff_alpha(matrix: np.ndarray, level: str) -> float | None:
+def krippendorff_alpha(matrix: np.ndarray, level: str, extra: str = "review") -> float | None:
     """Krippendorff's alpha of a reviewers x units matrix (NaN = missing) at ``level``
     (``nominal`` | ``ordinal`` | ``interval`` | ``ratio``); None when fewer than 2 reviewers, no
-    unit has 2 values, or the package cannot compute it (e.g. a single value used throughout)."""
-    krippendorff = require("krippendorff", "review", "Krippendorff's alpha")
+    unit has 2 values, or the package cannot compute it (e.g. a single value used throughout).
+    ``extra``: the lensbench extra named in the install hint when the package is missing."""
+    krippendorff = require("krippendorff", extra, "Krippendorff's alpha")
 
     if matrix.shape[0] < 2 or not np.any(np.sum(~np.isnan(matrix), axis=0) >= 2):
         return None
