@@ -252,3 +252,36 @@ def test_server_stores_actions_and_shows_no_paths(tmp_path):
         assert len(db.events()) == 3
         with urllib.request.urlopen(srv.url.rstrip("/")) as r:  # /t/TOKEN redirects to /t/TOKEN/
             assert r.url == srv.url
+
+
+def test_review_cli_export_and_agreement_from_the_files_alone(tmp_path):
+    from typer.testing import CliRunner
+
+    from lensbench.cli.main import app
+
+    form = Form(fields=(Field.judge("g", "groundable", "not groundable"), Field.text("note")), title="App. C")
+    items = [ReviewItem(f"k{i}", meta={"label": i % 2 == 0}) for i in range(4)]
+    votes = {"ann": ["groundable", "groundable", "not groundable", "groundable"],
+             "bob": ["groundable", "not groundable", "not groundable", "groundable"]}
+    for r, vals in votes.items():
+        with ReviewDB(tmp_path / f"{r}.sqlite", form) as db:
+            db.add_items(items)
+            for it, v in zip(items, vals):
+                db.record(r, it.key, {"g": v})
+        with ReviewDB(tmp_path / f"{r}.sqlite") as db:
+            assert db.stored_form().to_json() == form.to_json()
+    dbs = ["--db", str(tmp_path / "ann.sqlite"), "--db", str(tmp_path / "bob.sqlite")]
+    r = CliRunner().invoke(app, ["review", "agreement", *dbs, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    g = json.loads(r.output)["g"]
+    assert g["percent"] == pytest.approx(75.0) and g["cohen_kappa"] == pytest.approx(
+        cohen_kappa(votes["ann"], votes["bob"]))
+    r = CliRunner().invoke(app, ["review", "export", *dbs, "--out", str(tmp_path / "all.csv")])
+    assert r.exit_code == 0 and "8 rows" in r.output, r.output
+    cols, rows = read_csv(tmp_path / "all.csv")
+    assert cols == ["reviewer", "item", "g", "note", "meta.label"] and rows[1]["meta.label"] == "False"
+    r = CliRunner().invoke(app, ["review", "export", *dbs, "--out", str(tmp_path / "all.csv")])
+    assert r.exit_code != 0 and "exists" in r.output
+    (tmp_path / "junk.sqlite").write_text("not sqlite")
+    r = CliRunner().invoke(app, ["review", "agreement", "--db", str(tmp_path / "junk.sqlite")])
+    assert r.exit_code != 0 and "Traceback" not in r.output

@@ -15,5 +15,6 @@ TOOL_GROUPS: list[tuple[str, str]] = [
     ("gobench", "lensbench.tools.gobench.cli:gobench_app"),
     ("ivbench", "lensbench.tools.ivbench.cli:ivbench_app"),
     ("groundingme", "lensbench.tools.groundingme.cli:groundingme_app"),
+    ("review", "lensbench.tools.review.cli:review_app"),
     ("data", "lensbench.tools.data.cli:data_app"),
 ]

@@ -26,6 +26,11 @@ Public API (import from ``lensbench.tools.review``)::
                                                     # kappa, Krippendorff's alpha
     scores = binary_scores(truth={"q1": True}, judged={"q1": False})   # accuracy/precision/recall/F1
 
+Rules across fields: ``Form(check=fn)`` (``fn(values)`` raises ValueError; the page shows the
+message, nothing is stored). The file keeps the items and the form, so ``lensbench review export
+--db A.sqlite --db B.sqlite --out all.csv`` and ``lensbench review agreement --db ...`` work on any
+pipeline's answers files (:meth:`ReviewDB.stored_form`).
+
 Modes are field kinds (:mod:`.form`): ``rate`` = :meth:`Field.choice` / :meth:`Field.scale`;
 ``judge`` = :meth:`Field.judge` (binary, e.g. groundable or not); ``accept / edit / reject`` =
 :meth:`Field.decision` plus :meth:`Field.text` / :meth:`Field.box` fields the reviewer may edit
@@ -47,7 +52,8 @@ The answer tables and the name rule live in :mod:`lensbench.core.answers`, the C
 
 Modules: :mod:`.form` (items, fields, names), :mod:`.store` (SQLite), :mod:`.guard` (request
 checks), :mod:`.server` (the app, threaded server, CLI serve), :mod:`.export` (CSV / JSONL,
-resolve), :mod:`.agreement` (agreement figures); the page is ``web/review.html``.
+resolve), :mod:`.agreement` (agreement figures), :mod:`.cli` (``lensbench review``); the page is
+``web/review.html``; HTTP routes in :mod:`.server`.
 """
 
 from lensbench.tools.review.agreement import (agreement, binary_scores, cohen_kappa, fleiss_kappa,

@@ -213,12 +213,23 @@ class Form:
             self.check(out)
         return out
 
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Form":
+        """The form of :meth:`to_json` (without ``normalize`` / ``check``, which are code)."""
+        fields = tuple(Field(f["name"], f["kind"], f.get("label", ""), tuple(f.get("options", ())),
+                             tuple(f.get("keys", ())), f.get("level", "nominal"), f.get("required", True))
+                       for f in d["fields"])
+        return cls(fields=fields, title=d.get("title", "Review"), info=tuple(d.get("info", ())),
+                   instructions=d.get("instructions", ""), done_word=d.get("done_word", "reviewed"),
+                   item_word=d.get("item_word", "Item"),
+                   sections=tuple(Section(x["name"], x["title"], tuple(x["fields"])) for x in d.get("sections", ())))
+
     def to_json(self) -> dict[str, Any]:
         """The form as the page reads it."""
         return {"title": self.title, "instructions": self.instructions, "done_word": self.done_word,
                 "item_word": self.item_word, "info": list(self.info),
                 "fields": [{"name": f.name, "kind": f.kind, "label": f.label, "options": list(f.options),
-                            "keys": list(f.keys), "required": f.required} for f in self.fields],
+                            "keys": list(f.keys), "required": f.required, "level": f.level} for f in self.fields],
                 "sections": [{"name": s.name, "title": s.title, "fields": list(s.fields)} for s in self.sections]}
 
 

@@ -4,9 +4,9 @@ Routes (all under ``/t/<token>/``, see :mod:`.guard`): ``GET`` the page (``web/r
 ``GET api/items?reviewer=NAME`` the form, the items and NAME's answers so far; ``GET
 image/{i}/{j}`` image ``j`` of item ``i``; ``POST api/answer`` with ``{"reviewer", "item",
 "values": {field: value}}`` (one action, stored in one transaction; the single-field form
-``{"reviewer"|"rater", "item", "field", "value"}`` is accepted too; ``POST api/rate`` is the same). Answers: ``{"ok": true,
-"stored": {...}, "done": n, "total": N}`` or ``{"ok": false, "error": ...}`` with 400 / 403 /
-415.
+``{"reviewer"|"rater", "item", "field", "value"}`` is accepted too; ``POST api/rate`` is the
+same). Answers: ``{"ok": true, "stored": {...}, "done": n, "total": N}`` or ``{"ok": false,
+"error": ...}`` with 400 / 403 / 415.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The review store: answers (:class:`~lensbench.core.answers.AnswerStore`) plus the items reviewed.
 
 Besides the answer tables (``ratings``, ``events``; one transaction per action) the file keeps
-``review_items(item, data)``: each :class:`ReviewItem` as JSON, so an export or a resolve needs
-only the file. Several reviewers may share one file (the ``rater`` column) or each keep their
+``review_items(item, data)``: each :class:`ReviewItem` as JSON, and ``review_meta`` (the form), so
+an export, the agreement figures or a resolve need only the file (``lensbench review``). Several reviewers may share one file (the ``rater`` column) or each keep their
 own; :func:`merged_answers` reads many.
 """
 
@@ -31,7 +31,18 @@ class ReviewDB(AnswerStore):
     def __init__(self, path: str | Path, form: Form | None = None):
         super().__init__(path)
         self.form = form
-        self.conn.execute("CREATE TABLE IF NOT EXISTS review_items(item TEXT PRIMARY KEY, data TEXT NOT NULL)")
+        self.conn.executescript("CREATE TABLE IF NOT EXISTS review_items(item TEXT PRIMARY KEY, data TEXT NOT NULL);"
+                                "CREATE TABLE IF NOT EXISTS review_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);")
+        if form is not None:
+            with self.transaction() as c:
+                c.execute("INSERT INTO review_meta VALUES('form', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                          (json.dumps(form.to_json(), ensure_ascii=False),))
+
+    def stored_form(self) -> Form | None:
+        """The form the file was last written with (its fields, sections and labels; the
+        ``normalize`` / ``check`` code is not stored), or None for a file without one."""
+        row = self.conn.execute("SELECT value FROM review_meta WHERE key='form'").fetchone()
+        return Form.from_json(json.loads(row[0])) if row else None
 
     def __enter__(self) -> "ReviewDB":
         return self
