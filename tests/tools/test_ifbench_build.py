@@ -178,3 +178,15 @@ def test_bad_input_is_refused_before_any_request(tmp_path):
             assert r.exit_code != 0 and msg in r.output, r.output
         assert not srv.bodies
     assert (foreign / "if_bench.json").read_text() == "{}"
+
+
+def test_release_schema_accepts_every_question_of_the_real_release(shared_data):
+    path = shared_data / "IF-Bench" / "evaluate" / "if_bench" / "if_bench.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    qs = [rec["question"] for recs in doc.values() for rec in recs]
+    assert len(qs) == 680
+    for q in qs:  # the checker refuses nothing the authors released, and keeps every field as released
+        got = ReleaseQuestion.model_validate(q).release()
+        assert got == {k: (v if not isinstance(v, str) else v.strip()) for k, v in q.items() if k != "original_answer"}

@@ -28,6 +28,7 @@ from lensbench.core.version import __version__
 from lensbench.core.datahome import default_data_dir
 from lensbench.core.errors import DataError
 from lensbench.core.extras import require
+from lensbench.core.files import link_or_copy
 from lensbench.tools.data.fetch import (PROBE_TIMEOUT_S, SourceUnreachable, github_base, github_raw_base,
                                         hf_endpoint, hf_snapshot, http_download, probe)
 from lensbench.tools.data.layouts import Layout, Source, get_layout
@@ -109,14 +110,8 @@ def _copy_tree(src: Path, dest: Path) -> None:
         a, b = src / rel, dest / rel
         if _same_size(b, a.stat().st_size):
             continue
-        b.parent.mkdir(parents=True, exist_ok=True)
-        tmp = b.with_name(b.name + ".part")
-        tmp.unlink(missing_ok=True)
-        try:
-            os.link(a, tmp)
-        except OSError:
-            shutil.copyfile(a, tmp)
-        os.replace(tmp, b)
+        b.unlink(missing_ok=True)
+        link_or_copy(a, b)
 
 
 def _from_local(layout: Layout, from_dir: Path, dest: Path, revision: str | None) -> dict[str, Any]:

@@ -16,9 +16,9 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, field_validator
 
 from lensbench.benchmarks.ifbench.data import DIMENSIONS
 from lensbench.benchmarks.ifbench.prompts import LETTERS
@@ -56,6 +56,10 @@ class SourceImage:
     targets: tuple[Target, ...] = field(default_factory=tuple)
 
 
+_Dimension = Literal.__getitem__(tuple(DIMENSIONS))  # one of the 10 names
+_Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
 class ReleaseQuestion(BaseModel):
     """One question as the release stores it (``record["question"]``); extra keys are dropped.
 
@@ -63,27 +67,13 @@ class ReleaseQuestion(BaseModel):
     question, options other than exactly A-D with distinct non-empty texts, an answer outside A-D.
     """
 
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
-    dimension: str
-    en_question: str
+    model_config = ConfigDict(extra="ignore")
+    dimension: _Dimension  # type: ignore[valid-type]
+    en_question: _Text
     en_options: dict[str, str]
-    answer: str
-    cn_question: str
+    answer: Literal["A", "B", "C", "D"]
+    cn_question: _Text
     cn_options: dict[str, str]
-
-    @field_validator("dimension")
-    @classmethod
-    def _dim(cls, v: str) -> str:
-        if v not in DIMENSIONS:
-            raise ValueError(f"unknown dimension {v!r}")
-        return v
-
-    @field_validator("en_question", "cn_question")
-    @classmethod
-    def _text(cls, v: str) -> str:
-        if not v:
-            raise ValueError("empty question")
-        return v
 
     @field_validator("en_options", "cn_options")
     @classmethod
@@ -93,14 +83,7 @@ class ReleaseQuestion(BaseModel):
         texts = [v[k].strip() for k in LETTERS]
         if not all(texts) or len(set(texts)) != 4:
             raise ValueError("options must be 4 distinct non-empty texts")
-        return {k: v[k].strip() for k in LETTERS}
-
-    @field_validator("answer")
-    @classmethod
-    def _answer(cls, v: str) -> str:
-        if v not in LETTERS:
-            raise ValueError(f"answer must be one of A-D, got {v!r}")
-        return v
+        return dict(zip(LETTERS, texts))
 
     def release(self) -> dict[str, Any]:
         """The ``question`` object in the release's key order."""
