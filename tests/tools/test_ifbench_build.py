@@ -190,3 +190,18 @@ def test_release_schema_accepts_every_question_of_the_real_release(shared_data):
     for q in qs:  # the checker refuses nothing the authors released, and keeps every field as released
         got = ReleaseQuestion.model_validate(q).release()
         assert got == {k: (v if not isinstance(v, str) else v.strip()) for k, v in q.items() if k != "original_answer"}
+
+
+def test_per_dataset_sampling_is_seeded_and_counted(tmp_path):
+    from lensbench.tools.ifbench.collect import collect_images
+
+    imgs, ann = fx.make_pool(tmp_path)
+    a = collect_images(imgs, per_dataset=2, seed=5, annotations=ann)
+    b = collect_images(imgs, per_dataset=2, seed=5, annotations=ann)
+    assert (a.found, a.sampled) == (6, 4) and a.kept + a.too_small + a.unreadable == 4
+    assert [i.key for i in a.images] == [i.key for i in b.images]
+    assert all(i.dataset in ("dsA", "dsB") and i.key.startswith(i.dataset + "/") for i in a.images)
+    full = collect_images(imgs, annotations=ann)
+    (a0,) = [i for i in full.images if i.key == "dsA/a0.png"]
+    t = a0.targets[0]  # box [40, 60, 120, 140] of 320 x 240
+    assert (t.cx, t.cy, t.w, t.h) == pytest.approx((80 / 320, 100 / 240, 80 / 320, 80 / 240))

@@ -129,6 +129,13 @@ def test_review_command_prints_the_token_url(built, monkeypatch, tmp_path):
                                  "--port", "8766"])
     assert r.exit_code == 0, r.output
     assert "9 items" in r.output and "http://127.0.0.1:8766/t/" in r.output and seen[0]["port"] == 8766
+    recs = qid_records(json.loads((out / "if_bench.json").read_text(encoding="utf-8")))
+    with ReviewDB(tmp_path / "s1.sqlite", CALIBRATION_FORM) as db:  # stage 1 rejects two questions
+        for k, qid in enumerate(recs):
+            db.record("ann", qid, {"decision": "reject" if k < 2 else "accept"})
+    r = CliRunner().invoke(app, ["ifbench", "review", "--data", str(out), "--db", str(tmp_path / "s2.sqlite"),
+                                 "--after", str(tmp_path / "s1.sqlite")])
+    assert r.exit_code == 0 and "7 items" in r.output, r.output
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian package 'chromium' not installed")
