@@ -11,8 +11,10 @@ __all__ = ["TOOL_GROUPS"]
 
 TOOL_GROUPS: list[tuple[str, str]] = [
     ("genvip", "lensbench.tools.genvip.cli:genvip_app"),
+    ("ifbench", "lensbench.tools.ifbench.cli:ifbench_app"),
     ("gobench", "lensbench.tools.gobench.cli:gobench_app"),
     ("ivbench", "lensbench.tools.ivbench.cli:ivbench_app"),
     ("groundingme", "lensbench.tools.groundingme.cli:groundingme_app"),
+    ("review", "lensbench.tools.review.cli:review_app"),
     ("data", "lensbench.tools.data.cli:data_app"),
 ]

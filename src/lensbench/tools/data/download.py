@@ -38,6 +38,7 @@ from lensbench.core.version import __version__
 from lensbench.core.datahome import default_data_dir
 from lensbench.core.errors import DataError
 from lensbench.core.extras import require
+from lensbench.core.files import link_or_copy
 from lensbench.tools.data.archive import ArchiveLimits, extract_zip
 from lensbench.tools.data.fetch import (PROBE_TIMEOUT_S, SourceUnreachable, github_base, github_raw_base,
                                         hf_endpoint, hf_snapshot, http_download, probe)
@@ -109,17 +110,10 @@ def _copy_tree(src: Path, dest: Path) -> None:
         a, b = src / rel, dest / rel
         if _same_size(b, a.stat().st_size):
             continue
-        b.parent.mkdir(parents=True, exist_ok=True)
-        tmp = b.with_name(b.name + ".part")
-        tmp.unlink(missing_ok=True)
+        b.unlink(missing_ok=True)
         try:
-            try:
-                os.link(a, tmp)
-            except OSError:
-                shutil.copyfile(a, tmp)
-            os.replace(tmp, b)
+            link_or_copy(a, b)
         except OSError as exc:
-            tmp.unlink(missing_ok=True)
             if exc.errno == errno.ENOSPC:
                 raise DataError(b, "no space left on the device: free some space and run the same command again "
                                    "(complete files are kept)") from None

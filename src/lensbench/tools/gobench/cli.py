@@ -1,4 +1,4 @@
-"""``lensbench gobench generate | rate | summary | export-ratings`` (typer)."""
+"""``lensbench gobench generate | filter | rate | summary | export-ratings`` (typer)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from lensbench.core.console import fail
 
 __all__ = ["gobench_app"]
 
-gobench_app = typer.Typer(help="GOBench generation side: make images for the 333 prompts, rate them (people: a local "
-                               "web page; MLLM judge: 'lensbench run gobench'), summarise (Tables 1-2, agreement).",
+gobench_app = typer.Typer(help="GOBench generation side: make images for the 333 prompts, filter them (quality, "
+                               "near-duplicates), rate them (people: a local web page; MLLM judge: 'lensbench run "
+                               "gobench'), summarise (Tables 1-2, agreement).",
                           no_args_is_help=True)
 _console = Console(stderr=True)
 
@@ -62,6 +63,40 @@ def generate_cmd(
         raise typer.Exit(1)
 
 
+@gobench_app.command("filter")
+def filter_cmd(
+    images: Annotated[list[Path], typer.Option("--images", help="a generator's folder (<category>/<N>.png, as "
+                                               "'generate --out' writes); repeat per generator, preferred first")],
+    out: Annotated[Path, typer.Option("--out", help="new folder: <generator>/<category>/<file> kept, filter.jsonl")],
+    min_side: Annotated[int, typer.Option("--min-side", help="drop images whose short side is below this (px)")] = 256,
+    min_std: Annotated[float, typer.Option("--min-std", help="drop flat images: grey std below this (0-255)")] = 8.0,
+    min_sharpness: Annotated[float, typer.Option("--min-sharpness", help="drop blurry images: Laplacian variance "
+                                                 "below this")] = 10.0,
+    hash: Annotated[str, typer.Option("--hash", help="perceptual hash: phash | dhash | ahash | whash")] = "phash",
+    max_distance: Annotated[int, typer.Option("--max-distance", help="near-duplicate: hashes at most this many "
+                                              "bits apart (of 64)")] = 8,
+    embedder: Annotated[Optional[str], typer.Option("--embedder", help="also compare image embeddings: simple | "
+                                                    "clip[:ARCH[:PRETRAINED]] | hf:MODEL_ID")] = None,
+    min_similarity: Annotated[float, typer.Option("--min-similarity", help="near-duplicate: embedding cosine "
+                                                  "at least this")] = 0.95,
+) -> None:
+    """Gen-1K filtering before rating: drop poor-quality images and near-duplicates (Sec. 2.1); every decision logged."""
+    from lensbench.tools.gobench.filter import FilterSettings, filter_generations
+
+    try:
+        _checks, counts = filter_generations(images, out, FilterSettings(
+            min_side=min_side, min_std=min_std, min_sharpness=min_sharpness, hash=hash, max_distance=max_distance,
+            embedder=embedder, min_similarity=min_similarity))
+    except (ConfigError, DataError) as exc:
+        _fail(str(exc))
+    dropped = ", ".join(f"{k} {v}" for k, v in counts["dropped"].items()) or "none"
+    _console.print(f"{counts['images']} images: {counts['kept']} kept, dropped: {dropped} -> {out} "
+                   f"(decisions in {out / 'filter.jsonl'})", highlight=False, soft_wrap=True)
+    for g, n in counts["per_generator"].items():
+        _console.print(f"  {g}: {n} kept; rate them: lensbench gobench rate --images {out / g} --data-dir DATA",
+                       highlight=False, soft_wrap=True)
+
+
 @gobench_app.command("rate")
 def rate_cmd(
     images: Annotated[Path, typer.Option("--images-dir", "--images", help="folder of images: <category>/<N.M>.png or <category>/<N>.png")],
@@ -70,13 +105,12 @@ def rate_cmd(
     rater: Annotated[Optional[str], typer.Option("--rater", help="rater name (else asked on the page or ?rater=NAME)")] = None,
     generator: Annotated[Optional[str], typer.Option("--generator", help="name of the images' generator (default: the folder name)")] = None,
     port: Annotated[int, typer.Option("--port", help="port on 127.0.0.1")] = 8765,
-    host: Annotated[str, typer.Option("--host", help="interface to listen on")] = "127.0.0.1",
+    host: Annotated[str, typer.Option("--host", help="interface to listen on (beyond 127.0.0.1: a warning; "
+                                                     "prefer an SSH tunnel)")] = "127.0.0.1",
 ) -> None:
-    """Serve the rating page; every answer is stored in --db at once; Ctrl-C to stop."""
-    from aiohttp import web
-
+    """Serve the rating page (URL with a fresh access token); every answer is stored in --db at once; Ctrl-C to stop."""
     from lensbench.benchmarks.gobench.ratings_db import RatingsDB
-    from lensbench.tools.gobench.server import collect_items, make_app
+    from lensbench.tools.gobench.server import collect_items, serve_ratings
 
     try:
         items, unknown = collect_items(images, _records(data_dir), generator or images.resolve().name)
@@ -85,10 +119,11 @@ def rate_cmd(
     if unknown:
         _console.print(f"{len(unknown)} file(s) are not GOBench images and are left out, e.g. {unknown[0]}")
     store = RatingsDB(db)
-    url = f"http://{host}:{port}/" + (f"?rater={rater}" if rater else "")
-    _console.print(f"{len(items)} images; ratings -> {db}; open {url}")
     try:
-        web.run_app(make_app(items, store, rater), host=host, port=port, print=None)
+        serve_ratings(items, store, host=host, port=port, rater=rater,
+                      log=lambda m: _console.print(m, highlight=False, soft_wrap=True))
+    except OSError as exc:
+        _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     finally:
         store.close()
 

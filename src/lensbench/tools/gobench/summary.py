@@ -28,7 +28,7 @@ from lensbench.benchmarks.gobench.report import paper_table
 from lensbench.core.errors import DataError
 from lensbench.report.tables import render_table
 from lensbench.scoring.metrics import correlation
-from lensbench.core.extras import require
+from lensbench.tools.review.agreement import krippendorff_alpha
 
 __all__ = ["rows_from_run", "parse_generator_map", "summarize", "render_summary", "krippendorff_alpha", "Source"]
 
@@ -101,19 +101,6 @@ def rows_from_run(run_dir: Path) -> Source:
     return Source(name=f"judge: {name}", rows=rows, human=False)
 
 
-def krippendorff_alpha(matrix: np.ndarray, level: str) -> float | None:
-    """Krippendorff's alpha of a raters x units matrix (NaN = missing) at ``level``
-    (``interval`` | ``nominal``); None when fewer than 2 raters or no unit has 2 ratings."""
-    krippendorff = require("krippendorff", "gobench", "Krippendorff's alpha")
-
-    if matrix.shape[0] < 2 or not np.any(np.sum(~np.isnan(matrix), axis=0) >= 2):
-        return None
-    try:
-        return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
-    except (ValueError, ZeroDivisionError):
-        return None
-
-
 def summarize(sources: Sequence[Source], gmap: dict[str, str] | None = None) -> dict[str, Any]:
     """Tables 1-2 and agreement per source. Returns ``{source: {"table2": {generator: {dim: mean,
     "n": images}}, "table1": {pair: {PLCC, SRCC, n}}, "alpha": {dim or "answers": alpha},
@@ -150,7 +137,7 @@ def summarize(sources: Sequence[Source], gmap: dict[str, str] | None = None) -> 
                 for r in src.rows:
                     if r.rater and getattr(r, d) is not None:
                         m[ri[r.rater], ki[r.key]] = getattr(r, d)
-                alpha[DIM_TITLES[d]] = krippendorff_alpha(m, "interval")
+                alpha[DIM_TITLES[d]] = krippendorff_alpha(m, "interval", "gobench")
             code = {a: i for i, a in enumerate(ANSWERS)}
             m = np.full((len(raters), len(keys) * 5), np.nan)
             for r in src.rows:
@@ -158,7 +145,7 @@ def summarize(sources: Sequence[Source], gmap: dict[str, str] | None = None) -> 
                     for qi, a in enumerate(r.answers or ()):
                         if a is not None:
                             m[ri[r.rater], ki[r.key] * 5 + qi] = code[a]
-            alpha["Answers (nominal)"] = krippendorff_alpha(m, "nominal")
+            alpha["Answers (nominal)"] = krippendorff_alpha(m, "nominal", "gobench")
         out[src.name] = {"table2": t2, "table1": t1, "alpha": alpha, "n_raters": len(raters), "n_images": len(keys)}
     return out
 

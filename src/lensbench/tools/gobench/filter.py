@@ -1,0 +1,186 @@
+"""GOBench Gen-1K filtering before the rating page (paper Sec. 2.1: "we filter out some cases that
+exhibit extremely poor generation quality and those that show excessive content similarity").
+
+The paper filters by hand; this is an automatic first pass whose every decision is written down
+(``filter.jsonl``) and whose survivors still go to the people on the rating page:
+
+1. **Quality** (each image alone): unreadable or truncated files; a short side below
+   ``min_side`` px; a flat image (grey-level standard deviation below ``min_std``, 0-255 scale:
+   blank or washed-out); a blurry one (variance of the 4-neighbour Laplacian of the grey image,
+   resized to at most 512 px on its long side, below ``min_sharpness``).
+2. **Near-duplicates** (across every image of every generator, in input order, so the earlier
+   ``--images`` folder wins): perceptual hash (``imagehash``: pHash by default) within
+   ``max_distance`` bits of a kept image's, or, when an image embedder is given, cosine
+   similarity at least ``min_similarity`` to a kept image's embedding.
+
+Kept images are linked (else copied) to ``OUT/<generator>/<category>/<file>``, the layout
+``lensbench gobench rate --images OUT/<generator>`` and ``lensbench run gobench --layout scenario``
+read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lensbench.core.errors import ConfigError, DataError
+from lensbench.core.extras import require
+from lensbench.core.files import link_or_copy
+
+__all__ = ["FilterSettings", "ImageCheck", "quality_metrics", "filter_generations", "HASHES"]
+
+HASHES = ("phash", "dhash", "ahash", "whash")
+_EXTS = {".png", ".jpg", ".jpeg", ".webp"}
+
+
+@dataclass(frozen=True)
+class FilterSettings:
+    """Thresholds (module docstring): ``min_side`` px, ``min_std`` and ``min_sharpness`` on the
+    0-255 grey scale, ``hash`` one of :data:`HASHES`, ``max_distance`` bits (of 64),
+    ``embedder`` a spec (``simple`` | ``clip[...]`` | ``hf:ID``) or None, ``min_similarity`` in
+    (0, 1]."""
+
+    min_side: int = 256
+    min_std: float = 8.0
+    min_sharpness: float = 10.0
+    hash: str = "phash"
+    max_distance: int = 8
+    embedder: str | None = None
+    min_similarity: float = 0.95
+
+
+@dataclass
+class ImageCheck:
+    """One image's measurements and fate: ``kept``; ``reason`` (``unreadable``, ``too small``,
+    ``flat``, ``blurry``, ``near-duplicate (hash)``, ``near-duplicate (embedding)``) and
+    ``duplicate_of`` (the kept image it repeats) when dropped."""
+
+    image: str
+    generator: str
+    width: int = 0
+    height: int = 0
+    std: float | None = None
+    sharpness: float | None = None
+    hash: str | None = None
+    kept: bool = False
+    reason: str | None = None
+    duplicate_of: str | None = None
+    distance: float | None = None
+
+
+def quality_metrics(path: str | Path) -> tuple[int, int, float, float]:
+    """``(width, height, grey std, Laplacian variance)`` of an image file (module docstring).
+    Raises OSError / ValueError for an unreadable or truncated file."""
+    from PIL import Image
+
+    with Image.open(path) as im:
+        im.load()
+        w, h = im.size
+        g = im.convert("L")
+        if max(w, h) > 512:
+            g.thumbnail((512, 512))
+        a = np.asarray(g, dtype=np.float64)
+    lap = a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:] - 4 * a[1:-1, 1:-1]
+    return w, h, float(a.std()), float(lap.var()) if lap.size else 0.0
+
+
+def _hasher(name: str):
+    imagehash = require("imagehash", "gobench", "the near-duplicate filter")
+    if name not in HASHES:
+        raise ConfigError(f"--hash must be one of {', '.join(HASHES)}, got {name!r}")
+    return getattr(imagehash, name)
+
+
+def _scan(folders: Sequence[Path]) -> list[tuple[str, Path, str]]:
+    out, names = [], set()
+    for f in folders:
+        f = Path(f)
+        if not f.is_dir():
+            raise DataError(f, "--images is not a folder")
+        gen = f.resolve().name
+        if gen in names:
+            raise ConfigError(f"two --images folders are named {gen!r}: the generator name must differ")
+        names.add(gen)
+        files = sorted(p for p in f.glob("*/*") if p.suffix.lower() in _EXTS and p.is_file())
+        if not files:
+            raise DataError(f, "no images (<category>/<file>.png) in this folder")
+        out += [(gen, p, f"{gen}/{p.parent.name}/{p.name}") for p in files]
+    return out
+
+
+def filter_generations(folders: Sequence[Path], out: Path, s: FilterSettings = FilterSettings()
+                       ) -> tuple[list[ImageCheck], dict[str, Any]]:
+    """Filter the generators' folders into ``out`` (module docstring). Returns every image's
+    :class:`ImageCheck` (input order) and the counts ``{"images", "kept", "dropped": {reason: n},
+    "per_generator": {gen: kept}}``; writes ``out/filter.jsonl``. Raises DataError / ConfigError
+    for a bad folder or setting before anything is written."""
+    from PIL import Image
+
+    hasher = _hasher(s.hash)
+    if not 0 < s.min_similarity <= 1:
+        raise ConfigError(f"--min-similarity must be in (0, 1], got {s.min_similarity}")
+    emb = None
+    if s.embedder:
+        from lensbench.tools.ivbench.synth import make_embedder  # the shared image/text embedders
+
+        emb = make_embedder(s.embedder)
+    todo = _scan(folders)
+    out = Path(out)
+    if (out / "filter.jsonl").exists():
+        raise ConfigError(f"{out} already holds a filter result; choose a new --out")
+    checks: list[ImageCheck] = []
+    good: list[tuple[ImageCheck, Path]] = []
+    for gen, path, key in todo:
+        c = ImageCheck(image=key, generator=gen)
+        checks.append(c)
+        try:
+            c.width, c.height, c.std, c.sharpness = quality_metrics(path)
+            with Image.open(path) as im:
+                c.hash = str(hasher(im))
+        except (OSError, ValueError, SyntaxError):
+            c.reason = "unreadable"
+            continue
+        if min(c.width, c.height) < s.min_side:
+            c.reason = "too small"
+        elif c.std < s.min_std:
+            c.reason = "flat"
+        elif c.sharpness < s.min_sharpness:
+            c.reason = "blurry"
+        else:
+            good.append((c, path))
+    vecs = emb.embed_images([p for _c, p in good]) if emb is not None and good else None
+    kept_idx: list[int] = []
+    for i, (c, path) in enumerate(good):
+        h = int(c.hash, 16)
+        for j in kept_idx:
+            d = (h ^ int(good[j][0].hash, 16)).bit_count()
+            if d <= s.max_distance:
+                c.reason, c.duplicate_of, c.distance = "near-duplicate (hash)", good[j][0].image, float(d)
+                break
+            if vecs is not None:
+                sim = float(np.dot(vecs[i], vecs[j]))
+                if sim >= s.min_similarity:
+                    c.reason, c.duplicate_of, c.distance = "near-duplicate (embedding)", good[j][0].image, sim
+                    break
+        if c.reason is None:
+            c.kept = True
+            kept_idx.append(i)
+    out.mkdir(parents=True, exist_ok=True)
+    for c, path in good:
+        if c.kept:
+            link_or_copy(path, out / c.image)
+    with (out / "filter.jsonl").open("w", encoding="utf-8") as fh:
+        for c in checks:
+            fh.write(json.dumps(asdict(c), ensure_ascii=False) + "\n")
+    counts = {"images": len(checks), "kept": sum(c.kept for c in checks),
+              "dropped": dict(sorted(Counter(c.reason for c in checks if not c.kept).items())),
+              "per_generator": {g: sum(c.kept for c in checks if c.generator == g) for g in
+                                dict.fromkeys(c.generator for c in checks)},
+              "settings": asdict(s)}
+    return checks, counts
