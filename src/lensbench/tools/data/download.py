@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import errno
-import os
 import shutil
 import zipfile
 from collections.abc import Callable
