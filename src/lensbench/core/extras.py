@@ -13,7 +13,9 @@ stats     scipy                                         bootstrap CIs, paired co
                                                         correlation analyses
 images    httpx                                         image-edit / text-to-image API clients
 genvip    cv2, sklearn, httpx                           GenViP curation and image-edit API
-gobench   httpx, krippendorff                           GOBench generation API and rater agreement
+review    krippendorff                                  agreement figures of the local review page
+gobench   httpx, krippendorff, imagehash                GOBench generation API, rater agreement,
+                                                        near-duplicate filter of generated images
 plots     matplotlib                                    figures (IV-Bench frame plots)
 hf        torch, transformers, diffusers, open_clip     local models (editors, generators, embedders)
 llamacpp  xllamacpp                                     ``--model llamacpp:PATH.gguf``
@@ -40,7 +42,8 @@ EXTRAS: dict[str, str] = {
     "stats": "bootstrap CIs, paired comparisons, correlation analyses (scipy)",
     "images": "the image-edit / text-to-image API clients (httpx)",
     "genvip": "GenViP curation (OpenCV, scikit-learn) and the image-edit API client",
-    "gobench": "the GOBench rating pipeline (image-generation API client, Krippendorff's alpha)",
+    "review": "agreement figures of the local review page (Krippendorff's alpha)",
+    "gobench": "the GOBench rating pipeline (image-generation API client, Krippendorff's alpha, perceptual hashes)",
     "plots": "figures (matplotlib)",
     "yaml": "YAML configs for 'lensbench eval' (PyYAML; TOML needs nothing)",
     "hf": "local models (torch, transformers, diffusers)",

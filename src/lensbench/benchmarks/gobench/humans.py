@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lensbench.core.csvsafe import read_csv
 from lensbench.core.errors import DataError
 from lensbench.benchmarks.gobench.parse_paper import normalize_answer
 from lensbench.benchmarks.gobench.ratings_db import FIELDS, QFIELDS, RatingRow, RatingsDB
@@ -83,11 +84,10 @@ def read_rating_rows(path: str | Path) -> list[RatingRow]:
             return db.rows()
         finally:
             db.close()
-    csv.field_size_limit(sys.maxsize)
     text = path.read_text(encoding="utf-8-sig")
     delim = "\t" if path.suffix.lower() == ".tsv" or text.split("\n", 1)[0].count("\t") > text.split("\n", 1)[0].count(",") else ","
-    reader = csv.DictReader(text.splitlines(), delimiter=delim)
-    cols = {c.strip().lower(): c for c in (reader.fieldnames or [])}
+    names, reader = read_csv(path, delim, text=text)  # records end only at \r / \n (not U+2028 / U+0085)
+    cols = {c.strip().lower(): c for c in names}
     key_col = next((cols[c] for c in ("item", "image", "index", "record_index") if c in cols), None)
     rec_col = next((cols[c] for c in ("index", "record_index") if c in cols), None)
     if key_col is None:

@@ -2,20 +2,20 @@
 
 A :class:`RatingRow` is one rater's answers for one image (paper Sec. 2.2: 5 reality questions
 Yes / No / Cannot determine, aesthetics and instruction fidelity 1-5); :class:`RatingsDB` keeps
-every click (WAL, committed at once) and exports complete ratings as the CSV that
-:func:`lensbench.benchmarks.gobench.humans.read_rating_rows` reads.
+every click (the shared answer tables of :mod:`lensbench.core.answers`: a rating and its event in
+one transaction) and exports complete ratings as the CSV that
+:func:`lensbench.benchmarks.gobench.humans.read_rating_rows` reads (spreadsheet formulas escaped,
+:mod:`lensbench.core.csvsafe`).
 """
 
 from __future__ import annotations
 
-import csv
-import sqlite3
-import time
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from lensbench.core.answers import AnswerStore
+from lensbench.core.csvsafe import write_csv
 from lensbench.benchmarks.gobench.parse_paper import normalize_answer
 from lensbench.benchmarks.gobench.records import ANSWERS
 from lensbench.benchmarks.gobench.sps import authenticity_score
@@ -47,7 +47,7 @@ class RatingRow:
     record: str | None = None
 
 
-class RatingsDB:
+class RatingsDB(AnswerStore):
     """SQLite store of ratings given on the rating page (WAL; every click committed at once).
 
     Tables: ``items(item, generator, image, record_index)``, ``ratings(rater, item, field,
@@ -57,29 +57,20 @@ class RatingsDB:
     """
 
     def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.executescript(
-            "CREATE TABLE IF NOT EXISTS items(item TEXT PRIMARY KEY, generator TEXT, image TEXT, record_index TEXT);"
-            "CREATE TABLE IF NOT EXISTS ratings(rater TEXT, item TEXT, field TEXT, value TEXT, ts REAL,"
-            " PRIMARY KEY(rater, item, field));"
-            "CREATE TABLE IF NOT EXISTS events(rater TEXT, item TEXT, field TEXT, value TEXT, ts REAL);")
-
-    def close(self) -> None:
-        """Close the connection."""
-        self.conn.close()
+        super().__init__(path)
+        self.conn.execute("CREATE TABLE IF NOT EXISTS items(item TEXT PRIMARY KEY, generator TEXT, image TEXT,"
+                          " record_index TEXT)")
 
     def add_items(self, items: Iterable[tuple[str, str, str, str]]) -> None:
         """Register ``(item, generator, image path, record index)`` rows (existing ones are updated)."""
-        self.conn.executemany("INSERT INTO items VALUES(?,?,?,?) ON CONFLICT(item) DO UPDATE SET generator=excluded.generator,"
-                              " image=excluded.image, record_index=excluded.record_index", list(items))
+        with self.transaction() as c:
+            c.executemany("INSERT INTO items VALUES(?,?,?,?) ON CONFLICT(item) DO UPDATE SET generator=excluded.generator,"
+                          " image=excluded.image, record_index=excluded.record_index", list(items))
 
     def set(self, rater: str, item: str, field: str, value: str) -> None:
-        """Store one answer now. Raises ValueError for an unknown field or a value outside its range."""
-        if not rater or not rater.strip():
-            raise ValueError("rater name is empty")
+        """Store one answer now, with its event, in one transaction. Raises ValueError for a bad
+        rater name (:func:`~lensbench.core.answers.validate_reviewer`), an unknown field or a value
+        outside its range (nothing stored)."""
         if field in QFIELDS:
             v = normalize_answer(value)
             if v is None:
@@ -90,22 +81,15 @@ class RatingsDB:
             v = str(value)
         else:
             raise ValueError(f"unknown field {field!r} (one of {FIELDS})")
-        ts = time.time()
-        with self.conn:
-            self.conn.execute("INSERT INTO ratings VALUES(?,?,?,?,?) ON CONFLICT(rater, item, field) DO UPDATE SET"
-                              " value=excluded.value, ts=excluded.ts", (rater.strip(), item, field, v, ts))
-            self.conn.execute("INSERT INTO events VALUES(?,?,?,?,?)", (rater.strip(), item, field, v, ts))
+        self.write(rater, item, {field: v})
 
     def of_rater(self, rater: str) -> dict[str, dict[str, str]]:
         """``{item: {field: value}}`` given so far by ``rater``."""
-        out: dict[str, dict[str, str]] = defaultdict(dict)
-        for item, f, v in self.conn.execute("SELECT item, field, value FROM ratings WHERE rater=?", (rater.strip(),)):
-            out[item][f] = v
-        return dict(out)
+        return self.answers(rater)
 
     def raters(self) -> list[str]:
         """Names of everyone who rated, sorted."""
-        return [r for (r,) in self.conn.execute("SELECT DISTINCT rater FROM ratings ORDER BY rater")]
+        return self.reviewers()
 
     def rows(self, complete_only: bool = True) -> list[RatingRow]:
         """One :class:`RatingRow` per (rater, item); key = the item's record index when known.
@@ -113,9 +97,7 @@ class RatingsDB:
         ``complete_only`` keeps only (rater, item) pairs with all 7 fields given.
         """
         meta = {i: (g, rec) for i, g, _img, rec in self.conn.execute("SELECT * FROM items")}
-        got: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
-        for rater, item, f, v in self.conn.execute("SELECT rater, item, field, value FROM ratings ORDER BY rater, item"):
-            got[(rater, item)][f] = v
+        got = {(rater, item): fs for rater, mine in self.all_answers().items() for item, fs in mine.items()}
         out = []
         for (rater, item), fs in got.items():
             if complete_only and any(f not in fs for f in FIELDS):
@@ -131,10 +113,6 @@ class RatingsDB:
     def export_csv(self, path: str | Path) -> int:
         """Write complete per-rater ratings as a CSV (the format :func:`read_rating_rows` reads); returns rows written."""
         rows = self.rows()
-        with Path(path).open("w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh)
-            w.writerow(["index", "item", "generator", "rater", *QFIELDS, "authenticity", "aesthetics", "fidelity"])
-            for r in rows:
-                w.writerow([r.record or r.key, r.key, r.generator or "", r.rater, *r.answers, r.authenticity, int(r.aesthetics or 0),
-                            int(r.fidelity or 0)])
-        return len(rows)
+        return write_csv(path, ["index", "item", "generator", "rater", *QFIELDS, "authenticity", "aesthetics", "fidelity"],
+                         ([r.record or r.key, r.key, r.generator or "", r.rater, *r.answers, r.authenticity,
+                           int(r.aesthetics or 0), int(r.fidelity or 0)] for r in rows))

@@ -70,13 +70,12 @@ def rate_cmd(
     rater: Annotated[Optional[str], typer.Option("--rater", help="rater name (else asked on the page or ?rater=NAME)")] = None,
     generator: Annotated[Optional[str], typer.Option("--generator", help="name of the images' generator (default: the folder name)")] = None,
     port: Annotated[int, typer.Option("--port", help="port on 127.0.0.1")] = 8765,
-    host: Annotated[str, typer.Option("--host", help="interface to listen on")] = "127.0.0.1",
+    host: Annotated[str, typer.Option("--host", help="interface to listen on (beyond 127.0.0.1: a warning; "
+                                                     "prefer an SSH tunnel)")] = "127.0.0.1",
 ) -> None:
-    """Serve the rating page; every answer is stored in --db at once; Ctrl-C to stop."""
-    from aiohttp import web
-
+    """Serve the rating page (URL with a fresh access token); every answer is stored in --db at once; Ctrl-C to stop."""
     from lensbench.benchmarks.gobench.ratings_db import RatingsDB
-    from lensbench.tools.gobench.server import collect_items, make_app
+    from lensbench.tools.gobench.server import collect_items, serve_ratings
 
     try:
         items, unknown = collect_items(images, _records(data_dir), generator or images.resolve().name)
@@ -85,10 +84,11 @@ def rate_cmd(
     if unknown:
         _console.print(f"{len(unknown)} file(s) are not GOBench images and are left out, e.g. {unknown[0]}")
     store = RatingsDB(db)
-    url = f"http://{host}:{port}/" + (f"?rater={rater}" if rater else "")
-    _console.print(f"{len(items)} images; ratings -> {db}; open {url}")
     try:
-        web.run_app(make_app(items, store, rater), host=host, port=port, print=None)
+        serve_ratings(items, store, host=host, port=port, rater=rater,
+                      log=lambda m: _console.print(m, highlight=False, soft_wrap=True))
+    except OSError as exc:
+        _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     finally:
         store.close()
 

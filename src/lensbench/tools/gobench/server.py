@@ -1,35 +1,46 @@
-"""The GOBench rating page: a small local aiohttp server (``lensbench gobench rate``).
+"""The GOBench rating page (``lensbench gobench rate``) on the shared review component.
 
 One image at a time with its prompt, the five Optical Authenticity questions (Yes / No / Cannot
 determine) and the two 1-5 ratings (Sec. 2.2), as the authors' rating tool (``code/human_rate.py``)
-asks them. Every answer is stored in the SQLite :class:`~lensbench.benchmarks.gobench.ratings_db.RatingsDB` the
-moment it is given; several raters share one database (``?rater=NAME`` or ``--rater``); a rater
-who comes back resumes at the first image not fully rated. Keyboard: Y / N / C answer the
-highlighted question, 1-5 the highlighted rating, Up / Down move the highlight, Left / Right
-(or P / Enter) change image.
-
-Routes: ``GET /`` (the page, ``lensbench/web/gobench_rate.html``), ``GET /api/items`` (items
-and the rater's answers so far), ``GET /image/{i}``, ``POST /api/rate`` (``{rater, item, field,
-value}``).
+asks them: :data:`RATING_FORM` on :mod:`lensbench.tools.review` (its token, Host / Origin /
+Content-Type checks, one transaction per click). Every answer is stored in the SQLite
+:class:`~lensbench.benchmarks.gobench.ratings_db.RatingsDB` file the moment it is given; several
+raters share one database (``?rater=NAME`` or ``--rater``); a rater who comes back resumes at the
+first image not fully rated. Keyboard: Y / N / C answer the highlighted question, 1-5 the
+highlighted rating, Up / Down move the highlight, Left / Right (or P / Enter) change image.
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from aiohttp import web
-
 from lensbench.core.errors import ConfigError
-from lensbench.benchmarks.gobench.ratings_db import FIELDS, RatingsDB
-from lensbench.benchmarks.gobench.records import GORecord
-from lensbench.core.resources import read_text
+from lensbench.benchmarks.gobench.parse_paper import normalize_answer
+from lensbench.benchmarks.gobench.ratings_db import QFIELDS, RatingsDB
+from lensbench.benchmarks.gobench.records import ANSWERS, GORecord
+from lensbench.tools.review import Field, Form, ReviewDB, ReviewItem, ReviewServer, Section, serve_review
 
-__all__ = ["RateItem", "collect_items", "make_app", "RatingServer"]
+__all__ = ["RateItem", "collect_items", "RATING_FORM", "review_items", "RatingServer", "serve_ratings"]
 
 _EXTS = {".png", ".jpg", ".jpeg", ".webp"}
+
+
+def _normalize(f: Field, value):
+    return (normalize_answer(value) or value) if f.name in QFIELDS else value
+
+
+#: The rating form: Sec. 2.2's questions in the page order of the authors' tool.
+RATING_FORM = Form(
+    fields=(*(Field.choice(q, ANSWERS, keys=("y", "n", "c")) for q in QFIELDS),
+            Field.scale("aesthetics", "Aesthetic Quality: please rate the aesthetics of the image on a scale of 1-5 "
+                                      "(1 = Poor, 5 = Excellent)."),
+            Field.scale("fidelity", "Instruction Fidelity: based on the image and the provided prompt, please rate the "
+                                    "instruction fidelity of the generated image on a scale of 1-5.")),
+    title="GOBench rating", info=("prompt",), done_word="rated", item_word="Image",
+    sections=(Section("questions", "Optical Authenticity", QFIELDS), Section("ratings", "Ratings", ("aesthetics", "fidelity"))),
+    normalize=_normalize)
 
 
 @dataclass(frozen=True)
@@ -80,100 +91,40 @@ def collect_items(images: Path, records: list[GORecord], generator: str) -> tupl
     return items, unknown
 
 
-def make_app(items: list[RateItem], db: RatingsDB, default_rater: str | None = None) -> web.Application:
-    """The aiohttp application serving the page for ``items``, storing into ``db``."""
-    html = read_text(__package__, "web", "rate.html")
+def review_items(items: list[RateItem]) -> list[ReviewItem]:
+    """The review items of ``items``: the image, its title and prompt, its own five questions."""
+    return [ReviewItem(key=it.item, images=(it.image,), title=it.title, info={"prompt": it.prompt},
+                       labels={f"q{i + 1}": f"{i + 1}. {q}" for i, q in enumerate(it.questions)},
+                       meta={"generator": it.generator, "record": it.record, "category": it.category}) for it in items]
+
+
+def _register(items: list[RateItem], db: RatingsDB) -> ReviewDB:
     db.add_items((it.item, it.generator, it.image, it.record) for it in items)
-    keys = {it.item for it in items}
-
-    async def page(_req: web.Request) -> web.Response:
-        return web.Response(text=html, content_type="text/html")
-
-    async def api_items(req: web.Request) -> web.Response:
-        rater = (req.query.get("rater") or default_rater or "").strip()
-        ratings = db.of_rater(rater) if rater else {}
-        return web.json_response({
-            "rater": rater, "fields": list(FIELDS),
-            "items": [{**{k: v for k, v in asdict(it).items() if k != "image"}, "image_url": f"/image/{i}"}
-                      for i, it in enumerate(items)],
-            "ratings": {k: v for k, v in ratings.items() if k in keys}})
-
-    async def image(req: web.Request) -> web.StreamResponse:
-        try:
-            it = items[int(req.match_info["i"])]
-        except (ValueError, IndexError):
-            raise web.HTTPNotFound() from None
-        return web.FileResponse(it.image)
-
-    async def rate(req: web.Request) -> web.Response:
-        try:
-            body = await req.json()
-            rater, item, field, value = (str(body.get(k, "")) for k in ("rater", "item", "field", "value"))
-        except (ValueError, AttributeError):
-            return web.json_response({"ok": False, "error": "expected a JSON object"}, status=400)
-        if item not in keys:
-            return web.json_response({"ok": False, "error": f"unknown item {item!r}"}, status=400)
-        try:
-            db.set(rater, item, field, value)
-        except ValueError as exc:
-            return web.json_response({"ok": False, "error": str(exc)}, status=400)
-        mine = db.of_rater(rater)
-        done = sum(1 for k, fs in mine.items() if k in keys and all(f in fs for f in FIELDS))
-        return web.json_response({"ok": True, "complete": done, "total": len(items)})
-
-    app = web.Application()
-    app.router.add_get("/", page)
-    app.router.add_get("/api/items", api_items)
-    app.router.add_get(r"/image/{i:\d+}", image)
-    app.router.add_post("/api/rate", rate)
-    return app
+    return ReviewDB(db.path, RATING_FORM)
 
 
-class RatingServer:
-    """The rating app on 127.0.0.1 in a background thread (for tests and ``rate``); context manager.
-
-    ``url`` is ``http://127.0.0.1:PORT/``; ``port=0`` picks a free port.
-    """
+class RatingServer(ReviewServer):
+    """The rating page for ``items`` on 127.0.0.1 in a background thread, answers into ``db``'s
+    file (for tests and notebooks); a context manager. ``url`` is ``http://127.0.0.1:PORT/t/TOKEN/``;
+    ``port=0`` picks a free port."""
 
     def __init__(self, items: list[RateItem], db: RatingsDB, *, rater: str | None = None, host: str = "127.0.0.1",
                  port: int = 0):
-        self.app = make_app(items, db, rater)
-        self.host, self.port = host, port
-        self._loop = asyncio.new_event_loop()
-        self._started = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._runner: web.AppRunner | None = None
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-
-        async def start():
-            self._runner = web.AppRunner(self.app)
-            await self._runner.setup()
-            site = web.TCPSite(self._runner, self.host, self.port)
-            await site.start()
-            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-            self._started.set()
-
-        self._loop.run_until_complete(start())
-        self._loop.run_forever()
-
-    @property
-    def url(self) -> str:
-        """Base URL of the page."""
-        return f"http://{self.host}:{self.port}/"
-
-    def __enter__(self) -> "RatingServer":
-        self._thread.start()
-        if not self._started.wait(10):
-            raise RuntimeError("rating server did not start")
-        return self
+        self._review_db = _register(items, db)
+        super().__init__(review_items(items), self._review_db, reviewer=rater, host=host, port=port)
 
     def __exit__(self, *exc) -> None:
-        async def stop():
-            if self._runner is not None:
-                await self._runner.cleanup()
+        try:
+            super().__exit__(*exc)
+        finally:
+            self._review_db.close()
 
-        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
+
+def serve_ratings(items: list[RateItem], db: RatingsDB, *, host: str, port: int, rater: str | None,
+                  log: Callable[[str], None]) -> None:
+    """Serve the rating page until Ctrl-C (``lensbench gobench rate``); prints the URL with its token."""
+    review_db = _register(items, db)
+    try:
+        serve_review(review_items(items), review_db, host=host, port=port, reviewer=rater, log=log)
+    finally:
+        review_db.close()

@@ -28,7 +28,7 @@ from lensbench.benchmarks.gobench.report import paper_table
 from lensbench.core.errors import DataError
 from lensbench.report.tables import render_table
 from lensbench.scoring.metrics import correlation
-from lensbench.core.extras import require
+from lensbench.tools.review.agreement import krippendorff_alpha
 
 __all__ = ["rows_from_run", "parse_generator_map", "summarize", "render_summary", "krippendorff_alpha", "Source"]
 
@@ -99,19 +99,6 @@ def rows_from_run(run_dir: Path) -> Source:
                               fidelity=s.get("fidelity"), generator=gen if not labels.get("variant") else None,
                               record=r.get("sample_id")))
     return Source(name=f"judge: {name}", rows=rows, human=False)
-
-
-def krippendorff_alpha(matrix: np.ndarray, level: str) -> float | None:
-    """Krippendorff's alpha of a raters x units matrix (NaN = missing) at ``level``
-    (``interval`` | ``nominal``); None when fewer than 2 raters or no unit has 2 ratings."""
-    krippendorff = require("krippendorff", "gobench", "Krippendorff's alpha")
-
-    if matrix.shape[0] < 2 or not np.any(np.sum(~np.isnan(matrix), axis=0) >= 2):
-        return None
-    try:
-        return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
-    except (ValueError, ZeroDivisionError):
-        return None
 
 
 def summarize(sources: Sequence[Source], gmap: dict[str, str] | None = None) -> dict[str, Any]:

@@ -1,0 +1,214 @@
+"""The review page served from a small local aiohttp server.
+
+Routes (all under ``/t/<token>/``, see :mod:`.guard`): ``GET`` the page (``web/review.html``);
+``GET api/items?reviewer=NAME`` the form, the items and NAME's answers so far; ``GET
+image/{i}/{j}`` image ``j`` of item ``i``; ``POST api/answer`` with ``{"reviewer", "item",
+"values": {field: value}}`` (one action, stored in one transaction; the single-field form
+``{"reviewer"|"rater", "item", "field", "value"}`` is accepted too; ``POST api/rate`` is the same). Answers: ``{"ok": true,
+"stored": {...}, "done": n, "total": N}`` or ``{"ok": false, "error": ...}`` with 400 / 403 /
+415.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from aiohttp import web
+
+from lensbench.core.resources import read_text
+from lensbench.tools.review.form import ReviewItem, validate_reviewer
+from lensbench.tools.review.guard import csp_header, guard_middleware, is_loopback, new_token
+from lensbench.tools.review.store import ReviewDB
+
+__all__ = ["make_review_app", "ReviewServer", "serve_review", "review_url", "MAX_BODY"]
+
+#: Largest request body accepted (bytes).
+MAX_BODY = 256 * 1024
+
+
+def _image_size(path: str) -> tuple[int, int] | None:
+    from PIL import Image
+
+    try:
+        with Image.open(path) as im:
+            return im.size
+    except (OSError, ValueError):
+        return None
+
+
+def make_review_app(items: Sequence[ReviewItem], db: ReviewDB, *, token: str, bind_host: str = "127.0.0.1",
+                    reviewer: str | None = None) -> web.Application:
+    """The aiohttp application reviewing ``items`` into ``db`` (whose form is used), reachable under
+    ``/t/{token}/`` only, guarded for a server bound to ``bind_host``. ``reviewer``: the default
+    name when the page gives none. Registers ``items`` in ``db``. Raises ValueError for duplicate
+    item keys or a store without a form."""
+    if db.form is None:
+        raise ValueError(f"{db.path}: the review store needs a form")
+    form = db.form
+    keys = [it.key for it in items]
+    if len(set(keys)) != len(keys):
+        raise ValueError("duplicate item keys")
+    db.add_items(items)
+    index = {it.key: i for i, it in enumerate(items)}
+    sizes: dict[int, tuple[int, int] | None] = {}
+    html = read_text(__package__, "web", "review.html")
+    has_box = any(f.kind == "box" for f in form.fields)
+
+    def size_of(i: int) -> tuple[int, int] | None:
+        if i not in sizes:
+            sizes[i] = _image_size(items[i].images[0]) if items[i].images else None
+        return sizes[i]
+
+    async def page(_req: web.Request) -> web.Response:
+        nonce = secrets.token_urlsafe(12)
+        resp = web.Response(text=html.replace("<script>", f'<script nonce="{nonce}">'), content_type="text/html")
+        resp.headers["Content-Security-Policy"] = csp_header(nonce)
+        return resp
+
+    async def api_items(req: web.Request) -> web.Response:
+        name = (req.query.get("reviewer") or req.query.get("rater") or reviewer or "").strip()
+        mine = db.answers(name) if name else {}
+        out = []
+        for i, it in enumerate(items):
+            d = it.to_json()
+            d.pop("meta")
+            d.pop("images")
+            d["image_urls"] = [f"image/{i}/{j}" for j in range(len(it.images))]
+            if has_box:
+                d["size"] = size_of(i)
+            out.append(d)
+        return web.json_response({"reviewer": name, "form": form.to_json(), "items": out,
+                                  "answers": {k: v for k, v in mine.items() if k in index}})
+
+    async def image(req: web.Request) -> web.StreamResponse:
+        try:
+            path = items[int(req.match_info["i"])].images[int(req.match_info["j"])]
+        except (ValueError, IndexError):
+            raise web.HTTPNotFound() from None
+        if not Path(path).is_file():
+            raise web.HTTPNotFound()
+        return web.FileResponse(path)
+
+    def bad(msg: str) -> web.Response:
+        return web.json_response({"ok": False, "error": msg}, status=400)
+
+    async def answer(req: web.Request) -> web.Response:
+        try:
+            body = await req.json()
+        except ValueError:
+            return bad("expected a JSON object")
+        if not isinstance(body, dict):
+            return bad("expected a JSON object")
+        name = body.get("reviewer", body.get("rater"))
+        item = body.get("item")
+        values = body.get("values")
+        if values is None and "field" in body:
+            if not isinstance(body["field"], str):
+                return bad("field must be a string")
+            values = {body["field"]: body.get("value")}
+        if not isinstance(item, str) or item not in index:
+            return bad(f"unknown item {item!r}"[:300])
+        try:
+            name = validate_reviewer(name)
+            needs_size = isinstance(values, dict) and any(
+                f.kind == "box" and f.name in values for f in form.fields)
+            stored = db.record(name, item, values if isinstance(values, dict) else {},
+                               size_of(index[item]) if needs_size else None)
+        except ValueError as exc:
+            return bad(str(exc)[:500])
+        return web.json_response({"ok": True, "stored": stored, "done": db.done(name, keys), "total": len(items)})
+
+    async def add_slash(req: web.Request) -> web.Response:
+        raise web.HTTPFound(f"/t/{token}/" + (f"?{req.query_string}" if req.query_string else ""))
+
+    app = web.Application(middlewares=[guard_middleware(token, bind_host)], client_max_size=MAX_BODY)
+    app.router.add_get("/t/{token}", add_slash)
+    app.router.add_get("/t/{token}/", page)
+    app.router.add_get("/t/{token}/api/items", api_items)
+    app.router.add_get(r"/t/{token}/image/{i:\d+}/{j:\d+}", image)
+    app.router.add_post("/t/{token}/api/answer", answer)
+    app.router.add_post("/t/{token}/api/rate", answer)  # the first rating page's route
+    return app
+
+
+def review_url(host: str, port: int, token: str, reviewer: str | None = None) -> str:
+    """The URL to open: ``http://HOST:PORT/t/TOKEN/`` (``?reviewer=NAME`` when given)."""
+    from urllib.parse import quote
+
+    h = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{h}:{port}/t/{token}/" + (f"?reviewer={quote(reviewer)}" if reviewer else "")
+
+
+class ReviewServer:
+    """The review app in a background thread (tests, notebooks); a context manager.
+
+    ``url`` is ``http://HOST:PORT/t/TOKEN/``; ``port=0`` picks a free port; ``token`` defaults
+    to a fresh random one. Raises RuntimeError when the server does not start in 10 s.
+    """
+
+    def __init__(self, items: Sequence[ReviewItem], db: ReviewDB, *, reviewer: str | None = None,
+                 host: str = "127.0.0.1", port: int = 0, token: str | None = None):
+        self.token = token or new_token()
+        self.app = make_review_app(items, db, token=self.token, bind_host=host, reviewer=reviewer)
+        self.host, self.port = host, port
+        self._loop = asyncio.new_event_loop()
+        self._started = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="review-server")
+        self._runner: web.AppRunner | None = None
+        self._error: BaseException | None = None
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+
+        async def start():
+            self._runner = web.AppRunner(self.app)
+            await self._runner.setup()
+            site = web.TCPSite(self._runner, self.host, self.port)
+            await site.start()
+            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+        try:
+            self._loop.run_until_complete(start())
+        except BaseException as exc:  # noqa: BLE001 - reported by __enter__
+            self._error = exc
+            self._started.set()
+            return
+        self._started.set()
+        self._loop.run_forever()
+
+    @property
+    def url(self) -> str:
+        """The page's URL, token included."""
+        return review_url(self.host, self.port, self.token)
+
+    def __enter__(self) -> "ReviewServer":
+        self._thread.start()
+        if not self._started.wait(10) or self._error is not None:
+            raise RuntimeError(f"review server did not start: {self._error}")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        async def stop():
+            if self._runner is not None:
+                await self._runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+
+def serve_review(items: Sequence[ReviewItem], db: ReviewDB, *, host: str = "127.0.0.1", port: int = 8765,
+                 reviewer: str | None = None, log: Callable[[str], None] = print) -> None:
+    """Serve until Ctrl-C (the CLI's way): prints the URL with its fresh token, and a warning when
+    ``host`` is not a loopback address. Raises OSError when the port is taken."""
+    token = new_token()
+    app = make_review_app(items, db, token=token, bind_host=host, reviewer=reviewer)
+    if not is_loopback(host):
+        log(f"warning: listening on {host}, beyond this machine: anyone who can reach it and learns the URL "
+            "can answer; prefer 127.0.0.1 and an SSH tunnel")
+    log(f"{len(items)} items; answers -> {db.path}; open {review_url(host, port, token, reviewer)}")
+    web.run_app(app, host=host, port=port, print=None)
