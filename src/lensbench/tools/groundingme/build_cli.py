@@ -1,4 +1,4 @@
-"""``lensbench groundingme build | export`` (typer): the Sec. 3.2 construction pipeline.
+"""``lensbench groundingme build`` (typer): the Sec. 3.2 construction pipeline up to the review.
 
 Mounted on the ``groundingme`` group by :func:`register`; heavy parts (torch, transformers,
 backends, engine) are imported inside the commands.
@@ -98,33 +98,9 @@ def build_cmd(
     typer.echo(str(work / "candidates.jsonl"))
 
 
-def export_cmd(
-    work: Annotated[Path, typer.Option("--work", help="the build's work folder")],
-    out: Annotated[Path, typer.Option("--out", help="release folder to write (must not exist or be empty)")],
-    unreviewed: Annotated[bool, typer.Option("--unreviewed", help="export every candidate as generated (no review)")]
-    = False,
-    tsv: Annotated[bool, typer.Option("--tsv/--no-tsv", help="also write VLMEvalKit's groundingme.tsv")] = True,
-) -> None:
-    """Write the reviewed items as the release parquet (and TSV), ready for 'lensbench run groundingme --data-dir OUT'."""
-    from lensbench.core.errors import ConfigError
-    from lensbench.tools.groundingme.build import read_candidates
-    from lensbench.tools.groundingme.release import TSV_NAME, write_parquet, write_tsv
-
-    if out.exists() and any(out.iterdir()):
-        raise ConfigError(f"{out} exists and is not empty: export writes a new folder")
-    if not unreviewed:
-        raise ConfigError("no review decisions: run 'lensbench groundingme review --work WORK', or export as "
-                          "generated with --unreviewed")
-    items = read_candidates(work)
-    if not items:
-        raise ConfigError(f"{work}: no items to export")
-    pq = write_parquet(items, out)
-    if tsv:
-        write_tsv(items, out / TSV_NAME)
-    typer.echo(f"{len(items)} items -> {pq}")
-
-
 def register(app: typer.Typer) -> None:
-    """Add ``build`` and ``export`` to the ``groundingme`` group."""
+    """Add ``build`` (and the review commands of :mod:`.review_cli`) to the ``groundingme`` group."""
+    from lensbench.tools.groundingme.review_cli import register_review
+
     app.command("build")(guard(build_cmd))
-    app.command("export")(guard(export_cmd))
+    register_review(app)
