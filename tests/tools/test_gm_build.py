@@ -169,3 +169,46 @@ def test_resume_after_kill_sends_only_what_is_missing(tmp_path):
         assert max(srv.answered.values()) == 1  # nothing answered twice
         assert sum(srv.answered.values()) == 16
     assert len(_candidates(work)) == 13
+
+
+def test_a_failed_description_is_left_out_counted_and_retried(tmp_path):
+    import asyncio
+    import shutil
+
+    from lensbench.backends.base import BackendConfig
+    from lensbench.backends.providers import make_backend
+    from lensbench.runtime.engine import RetryPolicy
+    from lensbench.runtime.session import Session
+    from lensbench.testing.server import content_key
+    from lensbench.tools.groundingme.build import BuildOptions, build
+
+    scene = make_scene(tmp_path)
+    opts = BuildOptions(images=scene["images"], boxes=scene["boxes"], small_boxes=scene["small"], max_per_image=10,
+                        rejection_share=0.0)
+    work = tmp_path / "work"
+    model = ScriptedBuilder()
+
+    def run(url):
+        async def go():
+            backend = make_backend("openai:b", BackendConfig(base_urls=[url]))
+            async with Session(work, {"model": backend}, retry=RetryPolicy(max_retries=0), progress=False) as s:
+                return await build(opts, work, s.generate, "openai:b", lambda m: None)
+        return asyncio.run(go())
+
+    with FakeOpenAIServer(responder=model) as probe:  # a first build, to learn the kite request's content key
+        run(probe.url)
+    kite_keys = {content_key(b) for b in probe.bodies if "This image is a crop" in parts(b)[1]}
+    assert len(kite_keys) == 1
+    shutil.rmtree(work)
+
+    def kite_fails(key, attempt):
+        return "500" if key in kite_keys else None
+
+    with FakeOpenAIServer(responder=model, fault_plan=kite_fails) as srv:
+        counts = run(srv.url)
+        assert counts["n_error"] == 1 and counts["n_items"] == 12  # the kite: a server failure, never described
+        assert not any(it["subtask_l2"] == "Small" for it in _candidates(work))
+    with FakeOpenAIServer(responder=model) as srv:
+        counts = run(srv.url)
+        assert counts["n_error"] == 0 and counts["n_items"] == 13
+        assert sum(srv.answered.values()) == 1  # only the failed request is sent again

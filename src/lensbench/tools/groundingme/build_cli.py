@@ -96,6 +96,11 @@ def build_cmd(
         counts = asyncio.run(main())
     _say(json.dumps(counts, ensure_ascii=False))
     typer.echo(str(work / "candidates.jsonl"))
+    failed = counts.get("n_error", 0) + counts.get("n_tag_error", 0)
+    if failed:
+        _say(f"{failed} request(s) failed (server or transport) and are left out; run the same command again to "
+             "retry them (every stored reply is reused)")
+        raise typer.Exit(3)
 
 
 def register(app: typer.Typer) -> None:
