@@ -153,6 +153,24 @@ class Benchmark(ABC):
         """A judge backend spec given through a benchmark option (used when ``--judge-model`` is absent)."""
         return None
 
+    def dataset_stats(self, data_dir: Path) -> Any:
+        """The dataset statistics of ``data_dir`` beside the paper's (``lensbench data stats``): a
+        :class:`lensbench.report.datastats.DatasetStats` from ``dataset_stats(data_dir)`` of the
+        ``stats`` module in this benchmark's own package (its statistics live with it).
+
+        Raises ConfigError when the package has no ``stats`` module; DataError for unreadable data.
+        """
+        import importlib
+
+        pkg = type(self).__module__.rpartition(".")[0]
+        try:
+            mod = importlib.import_module(f"{pkg}.stats")
+        except ModuleNotFoundError as exc:
+            if not exc.name or not f"{pkg}.stats".startswith(exc.name):
+                raise  # the stats module exists but imports something missing
+            raise ConfigError(f"'lensbench data stats' has no statistics for {self.name}") from None
+        return mod.dataset_stats(Path(data_dir))
+
     def draw(self, record: SampleRecord, out_png: Path) -> Path:
         """Draw one scored sample as a PNG (``lensbench show``); returns its path.
 

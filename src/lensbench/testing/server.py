@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-__all__ = ["FakeOpenAIServer", "FAULTS", "serve_in_subprocess"]
+__all__ = ["FakeOpenAIServer", "FAULTS", "serve_in_subprocess", "rule_responder"]
 
 #: Fault kinds :class:`FakeOpenAIServer` can inject.
 FAULTS = ("500", "429", "timeout", "drop", "malformed", "null_content", "no_choices", "error_object")
@@ -233,14 +233,36 @@ def serve_in_subprocess(latency: float = 0.0, timeout_s: float = 10.0):
     raise RuntimeError(f"fake server did not answer within {timeout_s:g} s")
 
 
+def rule_responder(rules: list[dict], default: str) -> Callable[[dict], str]:
+    """A responder from substring rules ``[{"contains": TEXT, "reply": REPLY}, ...]``: the first
+    rule whose TEXT occurs in the request's message texts answers; ``default`` otherwise.
+    Raises ValueError for a rule without both string fields."""
+    for i, r in enumerate(rules):
+        if not (isinstance(r, dict) and isinstance(r.get("contains"), str) and isinstance(r.get("reply"), str)):
+            raise ValueError(f"rule {i} needs string fields 'contains' and 'reply', got {r!r}")
+
+    def respond(body: dict) -> str:
+        texts = []
+        for m in body.get("messages", []):
+            c = m.get("content")
+            texts += [c] if isinstance(c, str) else [p.get("text", "") for p in c or [] if isinstance(p, dict)]
+        text = "\n".join(texts)
+        return next((r["reply"] for r in rules if r["contains"] in text), default)
+
+    return respond
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Serve in the foreground (``--port``, ``--latency``, ``--reply``)."""
+    """Serve in the foreground (``--port``, ``--latency``, ``--reply``, ``--replies``)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=8123)
     ap.add_argument("--latency", type=float, default=0.0)
-    ap.add_argument("--reply", default="Yes")
+    ap.add_argument("--reply", default="Yes", help="the reply to every request (or when no --replies rule matches)")
+    ap.add_argument("--replies", default=None, help='JSON file of rules [{"contains": TEXT, "reply": REPLY}]: the '
+                                                    "first rule whose TEXT is in a request's text answers it")
     a = ap.parse_args(argv)
-    srv = FakeOpenAIServer(lambda b: a.reply, latency=a.latency, port=a.port)
+    rules = json.loads(open(a.replies, encoding="utf-8").read()) if a.replies else []
+    srv = FakeOpenAIServer(rule_responder(rules, a.reply), latency=a.latency, port=a.port)
     srv.keep_bodies = False
     web.run_app(srv.app(), host="127.0.0.1", port=a.port, access_log=None, print=lambda *x: print(*x, flush=True))
 

@@ -1,4 +1,4 @@
-"""``lensbench data download | check | where`` (typer)."""
+"""``lensbench data download | check | where | stats`` (typer)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from lensbench.core.datahome import ENV_VAR, default_data_dir
 __all__ = ["data_app"]
 
 data_app = typer.Typer(help="Benchmark data: download the official releases into the layout the loaders read "
-                            f"(default folder ~/.cache/lensbench/data/BENCH, moved by ${ENV_VAR}), and check a folder.",
+                            f"(default folder ~/.cache/lensbench/data/BENCH, moved by ${ENV_VAR}), check a folder, and "
+                            "print the papers' dataset statistics of a folder.",
                        no_args_is_help=True)
 
 _BENCH_HELP = "rgb-th-bench | if-bench | iv-bench | gobench | groundingme"
@@ -84,3 +85,28 @@ def where_cmd(bench: Annotated[Optional[str], typer.Argument(help=_BENCH_HELP, m
     from lensbench.core.datahome import data_home
 
     typer.echo(str(default_data_dir(bench) if bench else data_home()))
+
+
+@data_app.command("stats")
+@guard
+def stats_cmd(
+    bench: Annotated[str, typer.Argument(help=_BENCH_HELP, metavar="BENCH")],
+    data_dir: Annotated[Optional[Path], typer.Argument(help="data folder, a release or one a pipeline built "
+                                                            "(default: the data home's)", metavar="DIR")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="md | csv | json")] = "md",
+    plots: Annotated[Optional[Path], typer.Option("--plots", metavar="DIR",
+                                                  help="also draw the tables and distributions as PNGs "
+                                                       "(needs lensbench[plots])")] = None,
+) -> None:
+    """The paper's dataset statistics (figures and tables) computed on a data folder, beside the paper's numbers."""
+    from lensbench.tools.data.stats import benchmark_stats
+
+    from lensbench.report.datastats import plot_stats, render_stats
+
+    st = benchmark_stats(bench, data_dir or default_data_dir(bench))
+    if fmt not in ("md", "csv", "json"):
+        fail(f"--format must be md, csv or json, got {fmt!r}")
+    typer.echo(render_stats(st, fmt), nl=False)
+    if plots is not None:
+        for p in plot_stats(st, plots):
+            _say(f"wrote {p}")

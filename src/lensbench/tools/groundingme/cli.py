@@ -15,7 +15,8 @@ from lensbench.core.console import fail
 
 __all__ = ["groundingme_app", "engine_generate"]
 
-groundingme_app = typer.Typer(help="GroundingME tools: build rejection negatives (Sec. 5.3). Boxes of a run: "
+groundingme_app = typer.Typer(help="GroundingME tools: build a GroundingME-style benchmark from your images (Sec. 3.2: "
+                                   "build, review, export), build rejection negatives (Sec. 5.3). Boxes of a run: "
                                    "'lensbench show RUN_DIR --id ID'.", no_args_is_help=True)
 
 
@@ -81,3 +82,12 @@ def negatives_cmd(
     n_neg = sum(1 for it in mix if it.get("label") == "negative")
     typer.echo(f"{len(negs)}/{len(items)} descriptions edited; wrote {len(mix)} items "
                f"({n_neg} negatives, {len(mix) - n_neg} positives) to {out}")
+
+
+def _mount_construction() -> None:
+    from lensbench.tools.groundingme.build_cli import register
+
+    register(groundingme_app)
+
+
+_mount_construction()

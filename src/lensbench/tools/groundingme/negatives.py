@@ -131,17 +131,20 @@ def negative_template() -> str:
 
 async def build_negatives(items: list[dict[str, Any]],
                           generate: Callable[[list[Request]], Awaitable[dict[str, StoredResponse]]], *, seed: int = 0,
-                          params: GenParams | None = None) -> list[dict[str, Any]]:
+                          params: GenParams | None = None, kinds: list[str] | None = None) -> list[dict[str, Any]]:
     """Edit each item's description into a Rejection negative with an LLM (Sec. 5.3).
 
     The attribute type (Appearance / Component / Text / State) is drawn per item by
-    ``random.Random(seed)``; ``generate(requests) -> {id: StoredResponse}`` sends the requests
+    ``random.Random(seed)`` unless ``kinds`` gives one per item (GroundingME construction keeps
+    the L-2 of the Discriminative item it edits); ``generate(requests) -> {id: StoredResponse}`` sends the requests
     (e.g. :func:`lensbench.tools.groundingme.cli.engine_generate`). Returns negatives: the item with
     the edited ``description``, ``bbox: null``, ``source_description``, ``negative_type``;
     items whose edit failed or came back unchanged are skipped (``skipped`` counts in the caller)."""
     rng = random.Random(seed)
     tmpl = negative_template()
-    kinds = [rng.choice(NEG_ATTRIBUTES) for _ in items]
+    kinds = list(kinds) if kinds is not None else [rng.choice(NEG_ATTRIBUTES) for _ in items]
+    if len(kinds) != len(items) or not set(kinds) <= set(NEG_ATTRIBUTES):
+        raise ValueError(f"kinds: one of {NEG_ATTRIBUTES} per item needed, got {kinds!r}")
     reqs = []
     for i, (it, kind) in enumerate(zip(items, kinds)):
         text = tmpl.replace("{description}", it["description"]).replace("{attribute}", kind)
