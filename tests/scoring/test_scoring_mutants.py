@@ -6,6 +6,7 @@ Every expected value is worked out by hand (shown in the comments) or by an inde
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -226,3 +227,54 @@ def test_ifbench_unit_table_mean_of_language_means():
     # en: mean(50, 100) = 75; zh: mean(0, 0) = 0 -> Avg 37.5
     assert t.value() == pytest.approx(37.5)
     assert t.value("en") == pytest.approx(75.0)
+
+
+# ------------------------------------------------------------------ issue 26: the held-out draw's survivors
+from lensbench.benchmarks.gobench.aggregate import aggregate_records, overall  # noqa: E402
+from lensbench.scoring.bootstrap import paired_difference  # noqa: E402
+
+
+def _exact_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided permutation p-value by enumerating every swap of A and B within units."""
+    obs, hits, flips = abs(a.mean() - b.mean()), 0, list(itertools.product([False, True], repeat=len(a)))
+    for f in flips:
+        f = np.array(f)
+        hits += abs(np.where(f, b, a).mean() - np.where(f, a, b).mean()) >= obs - 1e-12
+    return hits / len(flips)
+
+
+def test_paired_difference_with_two_units_has_an_interval_and_a_p_value():
+    # 2 shared units is the smallest comparison with a CI: A right on both, B on neither -> +100 points on
+    # every resample (CI [100, 100]); swaps: +100, 0, 0, -100 -> |diff| >= 100 in 2 of 4 -> p = 0.5
+    a, b = np.array([1.0, 1.0]), np.array([0.0, 0.0])
+    t = lambda v: UnitTable("acc", ["u1", "u2"], ["c"], v.reshape(2, 1), np.ones((2, 1)), [0], pool="micro")  # noqa: E731
+    r = paired_difference(t(a), t(b), n_resamples=1000, seed=0)
+    assert (r.n, r.diff, r.low, r.high) == (2, 100.0, 100.0, 100.0)
+    assert r.p_value == pytest.approx(_exact_p(a, b)) and r.p_value == pytest.approx(0.5)
+    # one unit: no interval, no p-value
+    one = paired_difference(t(a).subset(["u1"]), t(b).subset(["u1"]), n_resamples=1000, seed=0)
+    assert (one.n, one.diff, one.low, one.high, one.p_value) == (1, 100.0, None, None, None)
+
+
+def _go(i, outcome, sps=None, key="sps_{}"):
+    scores = {} if sps is None else {key.format(d): v for d, v in zip(("authenticity", "aesthetics", "fidelity"), sps)}
+    return SampleRecord(benchmark="gobench", sample_id=f"img{i}", outcome=outcome, scores=scores,
+                        labels={"category": "direct_light_images"})
+
+
+def test_gobench_sps_unit_table_columns_are_the_report_dimensions():
+    recs = [_go(0, "scored", (1.0, 0.5, 0.0)), _go(1, "scored", (0.5, 0.5, 1.0)), _go(2, "scored", (0.0, None, 1.0)),
+            _go(3, "unparseable"), _go(4, "error"), _go(5, "scored")]  # img5: no ground truth, no SPS
+    t = unit_tables("gobench", recs)["SPS"]
+    metrics, _counts = aggregate_records(recs)
+    # the columns carry the names the report's SPS block uses (Table 3's Authenticity / Aesthetics / Fidelity)
+    assert t.columns == ["Authenticity", "Aesthetics", "Fidelity"] == list(metrics["SPS"])
+    assert list(t.categories) == ["mean", "Authenticity", "Aesthetics", "Fidelity"] and t.units == ["img0", "img1", "img2"]
+    # by hand: Authenticity mean(1, .5, 0) = 50, Aesthetics mean(.5, .5) = 50, Fidelity mean(0, 1, 1) = 66.67
+    want = {"Authenticity": 50.0, "Aesthetics": 50.0, "Fidelity": 200 / 3}
+    for dim, v in want.items():
+        assert t.value(dim) == pytest.approx(v) == pytest.approx(metrics["SPS"][dim])
+    assert t.value() == pytest.approx(sum(want.values()) / 3) == pytest.approx(overall(metrics["SPS"]))
+    # other spellings of the SPS keys name the same dimensions
+    other = unit_tables("gobench", [_go(0, "scored", (1.0, 0.5, 0.0), key="SPS/{}")])["SPS"]
+    assert other.columns == ["Authenticity", "Aesthetics", "Fidelity"]
