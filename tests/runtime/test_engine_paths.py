@@ -320,3 +320,72 @@ def test_progress_line_at_abort_counts_every_stored_failure(harness, path):
         h.send([req(i, f"q{i}") for i in range(10)], label="main")
     line = h.progress_line()
     assert (line["done"], line["errors"]) == (len(h.rows()), 4) == (4, 4)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_offline_sends_nothing_returns_stored_and_marks_the_rest(harness, path):
+    h = harness(path, Scripted(), offline=True)
+    _prestore(h)
+    out = h.send([req(0, "a"), req(1, "b"), req(2, "new"), req(3, "a")])
+    assert h.backend.calls == []
+    assert (out["r0"].status, out["r0"].text, out["r3"].text) == ("ok", "stored a", "stored a")
+    assert out["r1"].status == out["r2"].status == "error" and "offline" in out["r2"].error
+    assert len(h.rows()) == 2  # nothing written: the stored error stays as it was
+    assert h.engine.stats.unique == 3 and h.engine.stats.cached == 1 and h.engine.stats.sent == 0
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_bad_input_is_refused_before_anything_is_sent(harness, path):
+    from lensbench.core.errors import ConfigError
+
+    h = harness(path, Scripted())
+    with pytest.raises(ValueError, match="duplicate request id 'r1'"):
+        h.send([req(0, "x"), req(1, "y"), req(1, "z")])
+    judge = Request(id="j0", messages=(Message.user("judge this"),), role="judge")
+    with pytest.raises(ConfigError, match="needs a 'judge' backend"):
+        h.send([req(0, "x"), judge])
+    assert h.backend.calls == [] and h.rows() == {}
+
+
+class Counting(Scripted):
+    """Records the most calls in flight at once (each call yields to the loop before answering)."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.inflight = self.peak = 0
+
+    async def generate(self, request: Request) -> Completion:
+        self.inflight += 1
+        self.peak = max(self.peak, self.inflight)
+        for _ in range(3):
+            await asyncio.sleep(0)
+        self.inflight -= 1
+        return await super().generate(request)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("limit", [None, 1])
+def test_a_role_limiter_bounds_calls_in_flight(harness, path, limit):
+    backend = Counting()
+    limiters = {} if limit is None else {"model": asyncio.Semaphore(limit)}
+    h = harness(path, backend, concurrency=4, limiters=limiters)
+    out = h.send([req(i, f"q{i}") for i in range(12)], chunk=12)
+    assert all(r.ok for r in out.values()) and len(backend.calls) == 12
+    assert backend.peak == 1 if limit == 1 else backend.peak > 1
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_model_and_judge_roles_each_reach_their_backend(harness, path):
+    judge = Scripted({"verdict 1": ["retry", "ok"]})
+    judge.fingerprint = "judge-fp"
+    h = harness(path, Scripted({"m0": ["fatal"]}))
+    h.engine.backends["judge"] = judge
+    reqs = [req(0, "m0"), req(1, "m1")] + [Request(id=f"j{i}", messages=(Message.user(f"verdict {i}"),), role="judge")
+                                           for i in range(2)]
+    out = h.send(reqs, label="mixed")
+    assert sorted(h.backend.calls) == ["m0", "m1"] and sorted(judge.calls) == ["verdict 0", "verdict 1", "verdict 1"]
+    assert out["j1"].text == "A:verdict 1" and out["j1"].attempts == 2 and out["r0"].status == "error"
+    assert {r["request_id"]: r["role"] for r in h.rows().values()} == {"r0": "model", "r1": "model", "j0": "judge",
+                                                                       "j1": "judge"}
+    assert h.stats() == (4, 0, 5, 3, 1, 1)
+    assert h.engine.stats.by_label == {"mixed": {"unique": 4, "cached": 0, "sent": 4, "errors": 1}}
