@@ -278,3 +278,94 @@ def test_gobench_sps_unit_table_columns_are_the_report_dimensions():
     # other spellings of the SPS keys name the same dimensions
     other = unit_tables("gobench", [_go(0, "scored", (1.0, 0.5, 0.0), key="SPS/{}")])["SPS"]
     assert other.columns == ["Authenticity", "Aesthetics", "Fidelity"]
+
+
+# ------------------------------------------- issue 26, second pass: survivors of the held-out draw (seed 20261126)
+from fractions import Fraction  # noqa: E402
+
+from lensbench.scoring.bbox import smart_resize as _smart_resize  # noqa: E402
+
+
+def test_iou_of_boxes_under_one_unit():
+    # normalised coordinates: areas .08 and .04, the smaller inside the larger -> .04 / .08
+    assert iou((0, 0, 0.4, 0.2), (0, 0, 0.2, 0.2)) == pytest.approx(0.5)
+    assert iou((0, 0, 0.2, 0.2), (0, 0, 0.4, 0.2)) == pytest.approx(0.5)
+    assert iou((0.1, 0.1, 0.3, 0.3), (0.1, 0.1, 0.3, 0.3)) == pytest.approx(1.0)
+
+
+def test_smart_resize_aspect_error_states_the_ratio():
+    with pytest.raises(ValueError, match=r"aspect ratio must be <= 200, got 250\.0"):
+        _smart_resize(2, 500)
+
+
+@pytest.mark.parametrize("n,alpha", [(1, 0.5), (3, 0.5), (4, 0.0625)])
+def test_binomial_threshold_a_tail_equal_to_alpha_is_not_significant(n, alpha):
+    # exact: the least k with P(X >= k) < alpha (strictly), X ~ Binomial(n, 1/2); these tails are exact floats
+    def tail(k):
+        return sum(Fraction(math.comb(n, j), 2 ** n) for j in range(k, n + 1))
+    k = next(k for k in range(n + 2) if k > n or tail(k) < Fraction(alpha))
+    assert binomial_threshold(n, 0.5, alpha) == pytest.approx(100.0 * k / n)
+
+
+def test_micro_table_over_several_columns():
+    # 3 units, 2 columns; the category "c0" has units only in column 1 -> micro = 2/3 there
+    t = UnitTable("acc", ["u1", "u2", "u3"], ["c0", "c1"], [[0, 1], [0, 1], [0, 0]], [[0, 1], [0, 1], [0, 1]],
+                  [0, 0], pool="micro", categories={"all": [0, 1], "c1": [1], "c0": [0]})
+    assert t.value() == pytest.approx(200 / 3) and t.value("c1") == pytest.approx(200 / 3)
+    assert t.value("c0") is None  # no unit counts there
+    ci = bootstrap_ci(t, n_resamples=2000, seed=0)
+    # resamples of {1, 1, 0}: 0, 1/3, 2/3 or 1 right -> the 95% percentile interval is [0, 100]
+    assert (ci.n, ci.low, ci.high) == (3, 0.0, 100.0)
+
+
+def _iv(i, video, task, group, outcome, frames=32):
+    return SampleRecord(benchmark="iv-bench", sample_id=f"q{i}", outcome=outcome,
+                        labels={"video_id": video, "task": task, "group": group, "frames": frames})
+
+
+def test_ivbench_unit_table_video_units_tasks_and_group_averages():
+    recs = [_iv(0, "v1", "Count", "perception", "correct"), _iv(1, "v1", "Count", "perception", "wrong"),
+            _iv(2, "v1", "Reason", "reasoning", "correct"), _iv(3, "v2", "Count", "perception", "correct"),
+            _iv(4, "v2", "Reason", "reasoning", "error"),                        # an error never counts
+            _iv(5, "v2", "Reason", "reasoning", "correct", frames=8)]           # another configuration: left out
+    t = unit_tables("iv-bench", recs)["accuracy"]
+    assert t.units == ["v1", "v2"] and t.columns == ["Count", "Reason"]
+    # cells: v1 Count 1/2, v1 Reason 1/1, v2 Count 1/1 -> Overall (sample-weighted) 3/4
+    assert t.num.tolist() == [[1.0, 1.0], [1.0, 0.0]] and t.den.tolist() == [[2.0, 1.0], [1.0, 0.0]]
+    assert t.value() == pytest.approx(75.0)
+    assert t.categories["P-Avg"] == [0] and t.categories["R-Avg"] == [1]
+    assert t.value("P-Avg") == pytest.approx(200 / 3) and t.value("Reason") == pytest.approx(100.0)
+    ci = bootstrap_ci(t, n_resamples=500, seed=0)
+    assert ci.n == 2 and ci.low <= ci.value <= ci.high
+
+
+def test_rgbth_group_categories_list_each_skill_once():
+    recs = [SampleRecord(benchmark="rgb-th-bench", sample_id=f"q{i}", outcome="correct" if i % 2 else "wrong",
+                         labels={"scene": f"S{i // 4}", "abbrev": sk, "group": grp})
+            for i, (sk, grp) in enumerate([("OR", "RGB-Txt"), ("OC", "RGB-Txt"), ("TR", "RGB-Th-Txt"), ("OR", "RGB-Txt")] * 2)]
+    t = unit_tables("rgb-th-bench", recs)["QAcc"]
+    assert t.columns == ["OR", "OC", "TR"]
+    assert t.categories["RGB-Txt"] == [0, 1] and t.categories["RGB-Th-Txt"] == [2]
+    # OR: q0 wrong, q3 right, q4 wrong, q7 right -> 50; OC: q1 right, q5 right -> 100 -> RGB-Txt = 75
+    assert t.value("RGB-Txt") == pytest.approx(75.0)
+
+
+def test_ifbench_a_cell_with_a_failed_call_is_left_out():
+    def r(i, q, lang, outcome):
+        return SampleRecord(benchmark="if-bench", sample_id=f"s{i}", outcome=outcome,
+                            labels={"qid": q, "language": lang, "dimension": "D"})
+    recs = [r(0, "q1", "en", "correct"), r(1, "q1", "en", "error"),      # cell (q1, en) has a failed call
+            r(2, "q2", "en", "wrong"), r(3, "q2", "en", "wrong")]
+    t = unit_tables("if-bench", recs)["Score"]
+    assert t.den.tolist() == [[0.0], [1.0]]   # q1's cell does not count; q2's does
+    assert t.value() == 0.0                    # only q2 counts, all wrong (q1 would have added 1/2)
+
+
+def test_groundingme_unit_table_total_and_l1_categories():
+    recs = [SampleRecord(benchmark="groundingme", sample_id=f"g{i}", outcome=o, labels={"L-1": l1})
+            for i, (o, l1) in enumerate([("correct", "Discriminative"), ("wrong", "Discriminative"),
+                                         ("correct", "Rejection"), ("error", "Rejection"), ("correct", "Spatial")])]
+    t = unit_tables("groundingme", recs)["Acc@0.5"]
+    assert t.units == ["g0", "g1", "g2", "g4"] and t.columns == ["Discriminative", "Rejection", "Spatial"]
+    assert t.value() == pytest.approx(75.0) and t.value("Discriminative") == pytest.approx(50.0)
+    assert list(t.categories) == ["Total", "Discriminative", "Rejection", "Spatial"]
