@@ -369,3 +369,13 @@ def test_groundingme_unit_table_total_and_l1_categories():
     assert t.units == ["g0", "g1", "g2", "g4"] and t.columns == ["Discriminative", "Rejection", "Spatial"]
     assert t.value() == pytest.approx(75.0) and t.value("Discriminative") == pytest.approx(50.0)
     assert list(t.categories) == ["Total", "Discriminative", "Rejection", "Spatial"]
+
+
+def test_rgbth_a_unit_with_a_failed_call_is_no_sacc_unit():
+    recs = [_rg(0, "A", "S1", "correct"), _rg(1, "A", "S1", "correct"),   # unit A/S1 all right
+            _rg(2, "B", "S1", "correct"), _rg(3, "B", "S1", "error")]     # unit B/S1: one call failed
+    t = unit_tables("rgb-th-bench", recs)
+    # SAcc: B/S1 cannot be judged (a failed call is not a wrong answer) -> only A/S1 counts -> 100
+    assert t["SAcc"].units == ["A/S1"] and t["SAcc"].value() == pytest.approx(100.0)
+    # QAcc: the failed question is left out, the other three are right
+    assert t["QAcc"].units == ["q0", "q1", "q2"] and t["QAcc"].value() == pytest.approx(100.0)
