@@ -57,7 +57,8 @@ _IV = [[BM + "test_ivbench_protocol.py", BM + "test_ivbench.py"], [G, "-k", "iv_
 _IF = [[BM + "test_ifbench_protocol.py", BM + "test_ifbench_fidelity.py"], [G, "-k", "if_"]]
 _RG = [[BM + "test_rgbth_protocol.py"], [G, "-k", "rgbth"]]
 _SC = [["tests/scoring", "-k", "not 812"]]  # the n=812 binomial case alone takes ~35 s
-_RT = [["tests/runtime/test_engine_faults.py", "tests/runtime/test_reliability.py"]]
+_RT = [["tests/runtime/test_stream.py", "tests/runtime/test_batching.py", "tests/runtime/test_engine_prefetch.py"],
+       ["tests/runtime/test_engine_faults.py", "tests/runtime/test_reliability.py"]]
 
 #: current layout: module (relative to src/) -> pytest calls
 CURRENT: dict[str, list[list[str]]] = {
@@ -78,7 +79,7 @@ CURRENT: dict[str, list[list[str]]] = {
 #: extra test files (written to kill mutants) run FIRST when present: one extra pytest call
 CURRENT_EXTRA: dict[str, list[str]] = {
     "lensbench/scoring/": ["tests/scoring/test_scoring_mutants.py"],
-    "lensbench/runtime/": ["tests/runtime/test_engine_store_mutants.py"],
+    "lensbench/runtime/": ["tests/runtime/test_engine_store_mutants.py", "tests/runtime/test_engine_paths.py"],
     "lensbench/benchmarks/rgbth/": ["tests/benchmarks/test_rgbth_mutants.py"],
     "lensbench/benchmarks/ifbench/": ["tests/benchmarks/test_ifbench_mutants.py"],
     "lensbench/benchmarks/ivbench/": ["tests/benchmarks/test_ivbench_mutants.py"],

@@ -116,3 +116,27 @@ def test_problems_name_the_missing_pieces():
     assert pr.problems == ["no total line as VLMEvalKit reads them"]
     pr = parse_reply_vlmevalkit("Total Score: 3")
     assert pr.problems == ["no aesthetics, fidelity line as VLMEvalKit reads them"]
+
+
+# ------------------------------------------- issue 26, second pass: survivors of the held-out draw (seed 20261126)
+def test_plain_answers_key_and_reasoning_keys():
+    # "answers" is an answers key; "reason_for_aesthetics" / "model_answer" are commentary, never read as scores
+    text = json.dumps({"reason_for_aesthetics": "5 stars", "model_answer": ["No"] * 5,
+                       "answers": ["Yes", "No", "Cannot determine", "No", "Yes"],
+                       "aesthetics": 3, "fidelity": 4})
+    pr = parse_reply(text)
+    assert pr.answers == ["Yes", "No", "Cannot determine", "No", "Yes"] and pr.method == "json"
+    assert (pr.aesthetics, pr.fidelity, pr.problems) == (3.0, 4.0, [])
+
+
+def test_numbered_keys_are_not_read_as_an_answer_list():
+    # two numbered answers for five questions: noted once, and neither value is taken as the whole list
+    pr = parse_reply(json.dumps({"answer1": "Yes", "answer2": "No", "aesthetics": 3, "fidelity": 4}))
+    assert pr.answers == [None] * 5
+    assert pr.problems == ["numbered answers [1, 2] do not cover 1-5", "no valid answer for question(s) [1, 2, 3, 4, 5]"]
+
+
+def test_vlmevalkit_unreadable_number_is_named_in_the_problem():
+    pr = parse_reply_vlmevalkit("Total Score: 4..\nAesthetics Rating: 3\nInstruction Consistency Rating: 4")
+    assert not pr.complete
+    assert pr.problems == ["total: '4..' is not a number (VLMEvalKit fails the whole row)"]

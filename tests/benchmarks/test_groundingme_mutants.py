@@ -96,3 +96,10 @@ def test_smart_resize_mimo_aspect_ratio_error_states_the_ratio():
     with pytest.raises(ValueError, match=r"got 201\.0"):
         smart_resize_mimo(28, 28 * 201)
     assert smart_resize_mimo(28, 28 * 200)[0] > 0   # exactly 200 is allowed
+
+
+def test_smart_resize_mimo_keeps_an_image_at_the_lower_pixel_bound():
+    # 56 x 112 = 6,272 = 28 * 28 * 8, MiMo's min_pixels: kept as it is (only fewer pixels are scaled up)
+    assert smart_resize_mimo(56, 112) == (56, 112)
+    # 56 x 84 = 4,704 < 6,272: beta = sqrt(6272 / 4704) = 1.1547 -> ceil(2.309) * 28 = 84, ceil(3.464) * 28 = 112
+    assert smart_resize_mimo(56, 84) == (84, 112)

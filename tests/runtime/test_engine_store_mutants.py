@@ -203,3 +203,24 @@ def test_long_retry_after_wait_is_announced_with_its_source(tmp_path, no_sleep, 
     assert out["r0"].ok and out["r0"].attempts == 2
     assert no_sleep == [10.0]                     # the server's Retry-After (longer than the backoff)
     assert notes.lines == [f"waiting 10 s (Retry-After from {shown})"]
+
+
+# ------------------------------------------- issue 26, second pass: survivors of the held-out draw (seed 20261126)
+def test_get_many_keeps_the_stored_request_id_and_shares_an_equal_one(tmp_path):
+    with RunStore(tmp_path) as store:
+        store.put(StoredResponse(key="k1", request_id="first-asker", status="ok", text="t"))
+        store.put(StoredResponse(key="k2", request_id="".join(["r", "2"]), status="ok", text="u"))
+        mine = _req(2)  # id "r2": an equal string, not the same object as the stored one
+        got = store.get_many({"k1": _req(1), "k2": mine})
+    assert got["k1"].request_id == "first-asker"  # the row's own id, not the id of the request asking now
+    assert got["k2"].request_id == "r2" and got["k2"].request_id is mine.id  # equal: the caller's string
+
+
+def test_missing_backend_message_names_the_fix(tmp_path):
+    with RunStore(tmp_path) as store:
+        judge_only = Engine({"judge": Flaky()}, store, progress=False)
+        with pytest.raises(ConfigError, match=r"request 'r0' needs a 'model' backend; none configured"):
+            asyncio.run(judge_only.run([_req(0)]))
+        model_only = Engine({"model": Flaky()}, store, progress=False)
+        with pytest.raises(ConfigError, match=r"request 'r0' needs a 'judge' backend; give one with --judge-model"):
+            asyncio.run(model_only.run([_req(1), _req(0, role="judge")]))

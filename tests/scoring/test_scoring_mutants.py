@@ -6,6 +6,7 @@ Every expected value is worked out by hand (shown in the comments) or by an inde
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -226,3 +227,155 @@ def test_ifbench_unit_table_mean_of_language_means():
     # en: mean(50, 100) = 75; zh: mean(0, 0) = 0 -> Avg 37.5
     assert t.value() == pytest.approx(37.5)
     assert t.value("en") == pytest.approx(75.0)
+
+
+# ------------------------------------------------------------------ issue 26: the held-out draw's survivors
+from lensbench.benchmarks.gobench.aggregate import aggregate_records, overall  # noqa: E402
+from lensbench.scoring.bootstrap import paired_difference  # noqa: E402
+
+
+def _exact_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided permutation p-value by enumerating every swap of A and B within units."""
+    obs, hits, flips = abs(a.mean() - b.mean()), 0, list(itertools.product([False, True], repeat=len(a)))
+    for f in flips:
+        f = np.array(f)
+        hits += abs(np.where(f, b, a).mean() - np.where(f, a, b).mean()) >= obs - 1e-12
+    return hits / len(flips)
+
+
+def test_paired_difference_with_two_units_has_an_interval_and_a_p_value():
+    # 2 shared units is the smallest comparison with a CI: A right on both, B on neither -> +100 points on
+    # every resample (CI [100, 100]); swaps: +100, 0, 0, -100 -> |diff| >= 100 in 2 of 4 -> p = 0.5
+    a, b = np.array([1.0, 1.0]), np.array([0.0, 0.0])
+    t = lambda v: UnitTable("acc", ["u1", "u2"], ["c"], v.reshape(2, 1), np.ones((2, 1)), [0], pool="micro")  # noqa: E731
+    r = paired_difference(t(a), t(b), n_resamples=1000, seed=0)
+    assert (r.n, r.diff, r.low, r.high) == (2, 100.0, 100.0, 100.0)
+    assert r.p_value == pytest.approx(_exact_p(a, b)) and r.p_value == pytest.approx(0.5)
+    # one unit: no interval, no p-value
+    one = paired_difference(t(a).subset(["u1"]), t(b).subset(["u1"]), n_resamples=1000, seed=0)
+    assert (one.n, one.diff, one.low, one.high, one.p_value) == (1, 100.0, None, None, None)
+
+
+def _go(i, outcome, sps=None, key="sps_{}"):
+    scores = {} if sps is None else {key.format(d): v for d, v in zip(("authenticity", "aesthetics", "fidelity"), sps)}
+    return SampleRecord(benchmark="gobench", sample_id=f"img{i}", outcome=outcome, scores=scores,
+                        labels={"category": "direct_light_images"})
+
+
+def test_gobench_sps_unit_table_columns_are_the_report_dimensions():
+    recs = [_go(0, "scored", (1.0, 0.5, 0.0)), _go(1, "scored", (0.5, 0.5, 1.0)), _go(2, "scored", (0.0, None, 1.0)),
+            _go(3, "unparseable"), _go(4, "error"), _go(5, "scored")]  # img5: no ground truth, no SPS
+    t = unit_tables("gobench", recs)["SPS"]
+    metrics, _counts = aggregate_records(recs)
+    # the columns carry the names the report's SPS block uses (Table 3's Authenticity / Aesthetics / Fidelity)
+    assert t.columns == ["Authenticity", "Aesthetics", "Fidelity"] == list(metrics["SPS"])
+    assert list(t.categories) == ["mean", "Authenticity", "Aesthetics", "Fidelity"] and t.units == ["img0", "img1", "img2"]
+    # by hand: Authenticity mean(1, .5, 0) = 50, Aesthetics mean(.5, .5) = 50, Fidelity mean(0, 1, 1) = 66.67
+    want = {"Authenticity": 50.0, "Aesthetics": 50.0, "Fidelity": 200 / 3}
+    for dim, v in want.items():
+        assert t.value(dim) == pytest.approx(v) == pytest.approx(metrics["SPS"][dim])
+    assert t.value() == pytest.approx(sum(want.values()) / 3) == pytest.approx(overall(metrics["SPS"]))
+    # other spellings of the SPS keys name the same dimensions
+    other = unit_tables("gobench", [_go(0, "scored", (1.0, 0.5, 0.0), key="SPS/{}")])["SPS"]
+    assert other.columns == ["Authenticity", "Aesthetics", "Fidelity"]
+
+
+# ------------------------------------------- issue 26, second pass: survivors of the held-out draw (seed 20261126)
+from fractions import Fraction  # noqa: E402
+
+from lensbench.scoring.bbox import smart_resize as _smart_resize  # noqa: E402
+
+
+def test_iou_of_boxes_under_one_unit():
+    # normalised coordinates: areas .08 and .04, the smaller inside the larger -> .04 / .08
+    assert iou((0, 0, 0.4, 0.2), (0, 0, 0.2, 0.2)) == pytest.approx(0.5)
+    assert iou((0, 0, 0.2, 0.2), (0, 0, 0.4, 0.2)) == pytest.approx(0.5)
+    assert iou((0.1, 0.1, 0.3, 0.3), (0.1, 0.1, 0.3, 0.3)) == pytest.approx(1.0)
+
+
+def test_smart_resize_aspect_error_states_the_ratio():
+    with pytest.raises(ValueError, match=r"aspect ratio must be <= 200, got 250\.0"):
+        _smart_resize(2, 500)
+
+
+@pytest.mark.parametrize("n,alpha", [(1, 0.5), (3, 0.5), (4, 0.0625)])
+def test_binomial_threshold_a_tail_equal_to_alpha_is_not_significant(n, alpha):
+    # exact: the least k with P(X >= k) < alpha (strictly), X ~ Binomial(n, 1/2); these tails are exact floats
+    def tail(k):
+        return sum(Fraction(math.comb(n, j), 2 ** n) for j in range(k, n + 1))
+    k = next(k for k in range(n + 2) if k > n or tail(k) < Fraction(alpha))
+    assert binomial_threshold(n, 0.5, alpha) == pytest.approx(100.0 * k / n)
+
+
+def test_micro_table_over_several_columns():
+    # 3 units, 2 columns; the category "c0" has units only in column 1 -> micro = 2/3 there
+    t = UnitTable("acc", ["u1", "u2", "u3"], ["c0", "c1"], [[0, 1], [0, 1], [0, 0]], [[0, 1], [0, 1], [0, 1]],
+                  [0, 0], pool="micro", categories={"all": [0, 1], "c1": [1], "c0": [0]})
+    assert t.value() == pytest.approx(200 / 3) and t.value("c1") == pytest.approx(200 / 3)
+    assert t.value("c0") is None  # no unit counts there
+    ci = bootstrap_ci(t, n_resamples=2000, seed=0)
+    # resamples of {1, 1, 0}: 0, 1/3, 2/3 or 1 right -> the 95% percentile interval is [0, 100]
+    assert (ci.n, ci.low, ci.high) == (3, 0.0, 100.0)
+
+
+def _iv(i, video, task, group, outcome, frames=32):
+    return SampleRecord(benchmark="iv-bench", sample_id=f"q{i}", outcome=outcome,
+                        labels={"video_id": video, "task": task, "group": group, "frames": frames})
+
+
+def test_ivbench_unit_table_video_units_tasks_and_group_averages():
+    recs = [_iv(0, "v1", "Count", "perception", "correct"), _iv(1, "v1", "Count", "perception", "wrong"),
+            _iv(2, "v1", "Reason", "reasoning", "correct"), _iv(3, "v2", "Count", "perception", "correct"),
+            _iv(4, "v2", "Reason", "reasoning", "error"),                        # an error never counts
+            _iv(5, "v2", "Reason", "reasoning", "correct", frames=8)]           # another configuration: left out
+    t = unit_tables("iv-bench", recs)["accuracy"]
+    assert t.units == ["v1", "v2"] and t.columns == ["Count", "Reason"]
+    # cells: v1 Count 1/2, v1 Reason 1/1, v2 Count 1/1 -> Overall (sample-weighted) 3/4
+    assert t.num.tolist() == [[1.0, 1.0], [1.0, 0.0]] and t.den.tolist() == [[2.0, 1.0], [1.0, 0.0]]
+    assert t.value() == pytest.approx(75.0)
+    assert t.categories["P-Avg"] == [0] and t.categories["R-Avg"] == [1]
+    assert t.value("P-Avg") == pytest.approx(200 / 3) and t.value("Reason") == pytest.approx(100.0)
+    ci = bootstrap_ci(t, n_resamples=500, seed=0)
+    assert ci.n == 2 and ci.low <= ci.value <= ci.high
+
+
+def test_rgbth_group_categories_list_each_skill_once():
+    recs = [SampleRecord(benchmark="rgb-th-bench", sample_id=f"q{i}", outcome="correct" if i % 2 else "wrong",
+                         labels={"scene": f"S{i // 4}", "abbrev": sk, "group": grp})
+            for i, (sk, grp) in enumerate([("OR", "RGB-Txt"), ("OC", "RGB-Txt"), ("TR", "RGB-Th-Txt"), ("OR", "RGB-Txt")] * 2)]
+    t = unit_tables("rgb-th-bench", recs)["QAcc"]
+    assert t.columns == ["OR", "OC", "TR"]
+    assert t.categories["RGB-Txt"] == [0, 1] and t.categories["RGB-Th-Txt"] == [2]
+    # OR: q0 wrong, q3 right, q4 wrong, q7 right -> 50; OC: q1 right, q5 right -> 100 -> RGB-Txt = 75
+    assert t.value("RGB-Txt") == pytest.approx(75.0)
+
+
+def test_ifbench_a_cell_with_a_failed_call_is_left_out():
+    def r(i, q, lang, outcome):
+        return SampleRecord(benchmark="if-bench", sample_id=f"s{i}", outcome=outcome,
+                            labels={"qid": q, "language": lang, "dimension": "D"})
+    recs = [r(0, "q1", "en", "correct"), r(1, "q1", "en", "error"),      # cell (q1, en) has a failed call
+            r(2, "q2", "en", "wrong"), r(3, "q2", "en", "wrong")]
+    t = unit_tables("if-bench", recs)["Score"]
+    assert t.den.tolist() == [[0.0], [1.0]]   # q1's cell does not count; q2's does
+    assert t.value() == 0.0                    # only q2 counts, all wrong (q1 would have added 1/2)
+
+
+def test_groundingme_unit_table_total_and_l1_categories():
+    recs = [SampleRecord(benchmark="groundingme", sample_id=f"g{i}", outcome=o, labels={"L-1": l1})
+            for i, (o, l1) in enumerate([("correct", "Discriminative"), ("wrong", "Discriminative"),
+                                         ("correct", "Rejection"), ("error", "Rejection"), ("correct", "Spatial")])]
+    t = unit_tables("groundingme", recs)["Acc@0.5"]
+    assert t.units == ["g0", "g1", "g2", "g4"] and t.columns == ["Discriminative", "Rejection", "Spatial"]
+    assert t.value() == pytest.approx(75.0) and t.value("Discriminative") == pytest.approx(50.0)
+    assert list(t.categories) == ["Total", "Discriminative", "Rejection", "Spatial"]
+
+
+def test_rgbth_a_unit_with_a_failed_call_is_no_sacc_unit():
+    recs = [_rg(0, "A", "S1", "correct"), _rg(1, "A", "S1", "correct"),   # unit A/S1 all right
+            _rg(2, "B", "S1", "correct"), _rg(3, "B", "S1", "error")]     # unit B/S1: one call failed
+    t = unit_tables("rgb-th-bench", recs)
+    # SAcc: B/S1 cannot be judged (a failed call is not a wrong answer) -> only A/S1 counts -> 100
+    assert t["SAcc"].units == ["A/S1"] and t["SAcc"].value() == pytest.approx(100.0)
+    # QAcc: the failed question is left out, the other three are right
+    assert t["QAcc"].units == ["q0", "q1", "q2"] and t["QAcc"].value() == pytest.approx(100.0)
