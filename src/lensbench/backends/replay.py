@@ -8,7 +8,8 @@ Formats read:
   re-evaluation repo): a JSON list of ``{model, file, skill, question, vlm_response_raw, ...}``.
   Matched on (source/scene folder, skill, question text, occurrence) taken from
   ``request.meta["replay_match"]``. A reply starting with ``Error:`` is a recorded transport
-  error: it is replayed as an error, never as an answer. A question recorded once but asked
+  error, and a null reply a recorded server failure: both are replayed as errors, never as
+  answers; an empty string is the model's answer "" (SPEC General rules). A question recorded once but asked
   twice has no reply for its second ask (an error, never a copy of the first reply).
   The file's input protocol is recorded: files written by the third-party
   ``benchmark_thermal*.py`` (thermal image only, its own context) are ``thermal-only``
@@ -129,9 +130,9 @@ def _load(path: str | Path, model: str | None) -> tuple[dict[Any, dict], str, li
             seen[base] += 1
             key = base[:-1] + (occ,)
             raw = r["vlm_response_raw"]
-            if raw is None:
-                raw = ""
-            if isinstance(raw, str) and raw.startswith("Error:"):
+            if raw is None:  # no content at all: a server failure, never an answer (an empty string IS one)
+                index[key] = {"error": "recorded reply is null (no content)"}
+            elif isinstance(raw, str) and raw.startswith("Error:"):
                 index[key] = {"error": raw}
             else:
                 index[key] = {"text": str(raw)}
