@@ -9,9 +9,11 @@ Times, as a user runs them (each command a fresh process, wall clock, best of ``
 * ``lensbench view`` of the same two RGB-Th-Bench runs (leaderboard + comparison + tables; no plots).
 
 Prints one line per command: seconds, and the first CI note it printed (so the resample count and
-the resampled cluster are on record beside the time).
+the resampled cluster are on record beside the time), after ``lensbench --version`` (the start-up
+every command pays: on a loaded machine all figures grow with it). ``--pythonpath SRC`` runs the
+commands with another source tree (e.g. the code before a change) on the same run folders.
 
-    python benchmarks/stats_speed.py [--repeats 3] [--keep DIR]
+    python benchmarks/stats_speed.py [--repeats 3] [--keep DIR] [--pythonpath /work/main/src]
 """
 
 from __future__ import annotations
@@ -35,11 +37,14 @@ SMALL = [("rgb-th-bench", "model-a", 336), ("rgb-th-bench", "model-b", 336), ("i
          ("groundingme", "model-b", 300), ("gobench", "model-a", 120)]
 
 
+ENV = dict(os.environ)
+
+
 def _timed(argv: list[str], repeats: int) -> tuple[float, str]:
     best, out = float("inf"), ""
     for _ in range(repeats):
         t = time.perf_counter()
-        p = subprocess.run(argv, capture_output=True, text=True)
+        p = subprocess.run(argv, capture_output=True, text=True, env=ENV)
         dt = time.perf_counter() - t
         if p.returncode not in (0, 3):
             raise SystemExit(f"{' '.join(argv)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
@@ -53,11 +58,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--keep", type=Path, help="build the runs here and keep them")
+    ap.add_argument("--pythonpath", help="run the lensbench commands with this source tree first on the path")
     a = ap.parse_args()
+    if a.pythonpath:
+        ENV["PYTHONPATH"] = a.pythonpath
     root = a.keep or Path(tempfile.mkdtemp(prefix="stats-speed-"))
     try:
         small = [craft_run(root / f"{i}-{b}-{m}", b, m, n=n, seed=i, accuracy=0.55 + 0.05 * (i % 3))
                  for i, (b, m, n) in enumerate(SMALL)]
+        t, _ = _timed([LENSBENCH, "--version"], a.repeats)
+        print(f"start-up (lensbench --version): {t:.2f} s")
         t, note = _timed([LENSBENCH, "report", *map(str, small)], a.repeats)
         print(f"report, 8 small runs (leaderboard md): {t:.2f} s   [{note}]")
         t, _ = _timed([LENSBENCH, "report", *map(str, small), "--format", "csv"], a.repeats)
@@ -72,7 +82,7 @@ def main() -> int:
                 argv = [LENSBENCH, "run", "rgb-th-bench", "--data-dir", str(DATA / "RGB-Th-Bench" / "Data"),
                         "--model", f"replay:{DATA / f'benchmark_results_{file}.json'}", "--out", str(out),
                         "--no-progress"] + (["--replay-model", model] if model else [])
-                subprocess.run(argv, capture_output=True, text=True)
+                subprocess.run(argv, capture_output=True, text=True)  # the runs are made with this checkout
             pair.append(str(out))
         t, note = _timed([LENSBENCH, "compare", *pair], a.repeats)
         print(f"compare, two RGB-Th-Bench runs (1,624 questions each): {t:.2f} s   [{note}]")
