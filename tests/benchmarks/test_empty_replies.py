@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import subprocess
 import sys
 import zlib
@@ -25,15 +24,9 @@ from lensbench.backends.base import BackendConfig
 from lensbench.backends.openai_compat import OpenAIChatBackend
 from lensbench.core.types import GenParams, Message, Request, TextPart
 from lensbench.testing.server import FakeOpenAIServer
+from test_rgbth_replay import PAPER_SKILLS_BY_GROUP, independent_scores
 
-PAPER_SKILLS = {"Scene Understanding", "Detailed Object Presence", "Instance Attributes", "Instance Location w.r.t. Image",
-                "Instance Spatial Relation", "Instance Counting", "Instance Interaction",
-                "Temperature to Color Mapping Understanding", "RGB-Thermal-Heatmap Alignment",
-                "Instance Thermal Attribute", "Relative Thermal Attribute", "Warmest Areas Detection",
-                "Coldest Areas Detection", "Risk and Anomaly Detection"}
-RGB_TH_TXT = {"Temperature to Color Mapping Understanding", "RGB-Thermal-Heatmap Alignment", "Instance Thermal Attribute",
-              "Relative Thermal Attribute", "Warmest Areas Detection", "Coldest Areas Detection",
-              "Risk and Anomaly Detection"}
+PAPER_SKILLS = {s for ss in PAPER_SKILLS_BY_GROUP.values() for s in ss}
 
 
 def model_reply(question: str) -> str:
@@ -46,36 +39,22 @@ def _question(body: dict) -> str:
     return body["messages"][-1]["content"][-1]["text"].rsplit("\n", 1)[-1]
 
 
-def expected(data_dir):
-    """QAcc/SAcc Overall and the number of empty replies, counted from questions.json by hand."""
-    q_ok, u_ok = defaultdict(lambda: [0, 0]), defaultdict(lambda: [0, 0])
-    empty = 0
+def expected(data_dir, tmp_path):
+    """Group and Overall QAcc/SAcc and the number of empty replies, counted by hand from the release's
+    questions.json files (:func:`test_rgbth_replay.independent_scores`: a reply with no Yes/No is Fail)."""
+    rows = []
     for f in sorted(data_dir.glob("*/*/questions.json")):
+        scene = f"{f.parent.parent.name}/{f.parent.name}"
         for item in json.loads(f.read_text(encoding="utf-8"))["data"]:
-            skill = item["skill_type"]
-            if skill not in PAPER_SKILLS:
-                continue
-            all_right = True
-            for qa in item["QAs"]:
-                reply = model_reply(qa["question"])
-                empty += reply == ""
-                words = re.findall(r"[a-z]+", reply.lower())
-                right = bool(words) and words[0] == qa["answer"].strip().lower()  # "" = Fail
-                q_ok[skill][0] += right
-                q_ok[skill][1] += 1
-                all_right &= right
-            u_ok[skill][0] += all_right
-            u_ok[skill][1] += 1
-    out = {}
-    for metric, tab in (("QAcc", q_ok), ("SAcc", u_ok)):
-        per = {s: 100 * a / n for s, (a, n) in tab.items()}
-        out[metric] = {"Overall": sum(per.values()) / len(per),
-                       "RGB-Th-Txt": sum(v for s, v in per.items() if s in RGB_TH_TXT) / len(RGB_TH_TXT)}
-    return out, empty
+            rows += [{"file": f"{scene}/image.jpg", "skill": item["skill_type"], "question": qa["question"],
+                      "vlm_response_raw": model_reply(qa["question"])} for qa in item["QAs"]]
+    (tmp_path / "model.json").write_text(json.dumps(rows), encoding="utf-8")
+    want, _fails = independent_scores(data_dir, tmp_path / "model.json")
+    return want, sum(1 for r in rows if r["vlm_response_raw"] == "" and r["skill"] in PAPER_SKILLS)
 
 
 def test_rgbth_reference_check_completes_with_empty_replies(rgbth_data, tmp_path):
-    want, n_empty = expected(rgbth_data)
+    want, n_empty = expected(rgbth_data, tmp_path)
     assert n_empty > 20  # a few percent of the 1,624 replies
     arrivals: dict[str, int] = defaultdict(int)
 
@@ -144,8 +123,6 @@ def test_backend_reasks_an_empty_reply_once_then_keeps_it():
 def test_recorded_empty_reply_is_an_answer_and_a_null_one_a_failure(rgbth_data, tmp_path):
     """Replay: a recorded "" is the model's answer (Fail, counted apart); a recorded null has no content:
     a server failure, never scored."""
-    from test_rgbth_replay import independent_scores
-
     from lensbench.benchmarks.rgbth.benchmark import RGBThBench
     from lensbench.runtime.runner import RunSettings, run_benchmark
 
