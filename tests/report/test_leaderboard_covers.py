@@ -152,3 +152,16 @@ def test_one_resample_count_and_one_ci_note_in_report_view_and_compare(tmp_path)
     cli_rows = {(r["metric"], r["category"]): (r["low"], r["high"], r["p_value"])
                 for r in compare_runs(load_run(a), load_run(b)).rows}
     assert viewer_rows == cli_rows
+
+
+def test_compare_names_differing_protocol_settings(tmp_path):
+    a = _edit(craft_run(tmp_path / "a", "rgb-th-bench", "m", n=96, seed=1),
+              result={"options": {"input": "rgb+thermal", "include_extra_skills": False}})
+    b = _edit(craft_run(tmp_path / "b", "rgb-th-bench", "m", n=96, seed=2),
+              result={"options": {"input": "thermal-only", "include_extra_skills": False}},
+              manifest={"generation_overrides": {"temperature": 0.7}})
+    md = render_comparison(compare_runs(load_run(a), load_run(b), n_resamples=200), "md")
+    assert "differ in protocol settings" in md
+    assert "input: rgb+thermal (A) vs thermal-only (B)" in md and "temperature: (not set) (A) vs 0.7 (B)" in md
+    same = compare_runs(load_run(a), load_run(a), n_resamples=200)
+    assert not any("protocol settings" in n for n in same.notes)

@@ -25,7 +25,7 @@ from typing import Any
 
 from lensbench.report.runinfo import coverage_label, protocol_settings, run_state, settings_label
 from lensbench.report.leaderboard_render import TIDY_COLUMNS, render
-from lensbench.report.runs import LoadedRun, run_intervals, run_tables
+from lensbench.report.runs import LoadedRun, run_intervals, run_table_settings
 from lensbench.report.tables import fmt_value
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, Design, Interval
 from lensbench.scoring.intervals import design_for
@@ -100,11 +100,11 @@ def _variants(run: LoadedRun, key: str) -> list[tuple[str, dict[str, Any], str]]
     sweep = run.result.metrics.get("sweep")
     if key != "accuracy" or not isinstance(sweep, list) or len(sweep) < 2:
         return [(key, run.result.metrics, "")]
-    tables = run_tables(run)
+    tables = run_table_settings(run)
     out = []
     for entry in sweep:
         want = {"frames": entry.get("frames"), "resolution": entry.get("resolution")}
-        tkey = next((k for k, t in tables.items() if t.metric == key and t.setting == want), "")
+        tkey = next((k for k, (metric, setting) in tables.items() if metric == key and setting == want), "")
         out.append((tkey, {key: entry.get("accuracy") or {}}, str(entry.get("label") or want)))
     return out
 

@@ -24,7 +24,8 @@ from lensbench.scoring.bootstrap import Design, Interval, UnitTable
 from lensbench.scoring.intervals import intervals_from_block, tables_block
 from lensbench.scoring.units import unit_tables
 
-__all__ = ["LoadedRun", "load_run", "load_records", "ensure_records", "run_tables", "run_intervals"]
+__all__ = ["LoadedRun", "load_run", "load_records", "ensure_records", "run_tables", "run_intervals",
+           "run_table_settings"]
 
 
 @dataclass
@@ -140,3 +141,15 @@ def run_intervals(run: LoadedRun, design: Design) -> dict[tuple[str, str], Inter
             stored = intervals_from_block(tables_block(run_tables(run), design), design) or {}
         run._intervals[design] = stored
     return run._intervals[design]
+
+
+def run_table_settings(run: LoadedRun) -> dict[str, tuple[str, dict[str, Any] | None]]:
+    """``{table key: (metric, setting)}`` of the run's metric tables, from the CIs stored in
+    ``result.json`` when there are any (no records read), else from the tables."""
+    block = run.result.ci if run.result is not None else None
+    if isinstance(block, dict) and isinstance(block.get("tables"), dict):
+        try:
+            return {k: (t["metric"], t.get("setting")) for k, t in block["tables"].items()}
+        except (KeyError, TypeError):
+            pass
+    return {k: (t.metric, t.setting) for k, t in run_tables(run).items()}
