@@ -165,3 +165,19 @@ def test_compare_names_differing_protocol_settings(tmp_path):
     assert "input: rgb+thermal (A) vs thermal-only (B)" in md and "temperature: (not set) (A) vs 0.7 (B)" in md
     same = compare_runs(load_run(a), load_run(a), n_resamples=200)
     assert not any("protocol settings" in n for n in same.notes)
+
+
+def test_report_and_compare_take_seed_and_resamples(tmp_path):
+    import subprocess
+    import sys
+
+    a = craft_run(tmp_path / "a", "rgb-th-bench", "ma", n=96, seed=1)
+    b = craft_run(tmp_path / "b", "groundingme", "mb", n=40, seed=2)
+    r = subprocess.run([sys.executable, "-m", "lensbench", "report", str(a), str(b), "--resamples", "300", "--seed",
+                        "7"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "over scenes (clusters resampled), 300 resamples, seed 7." in r.stdout
+    r = subprocess.run([sys.executable, "-m", "lensbench", "compare", str(a), str(a), "--resamples", "300", "--seed",
+                        "7", "--format", "json"], capture_output=True, text=True, timeout=120)
+    doc = json.loads(r.stdout)
+    assert doc["design"] == {"cluster": "scene", "method": "percentile bootstrap", "n_resamples": 300, "seed": 7,
+                             "level": 0.95}
