@@ -41,7 +41,9 @@ class Cell:
     ``settings``: the named protocol settings of its run ("" = the paper's protocol);
     ``coverage``: "" (all the data) or ``"22/1,686 queries: ..."``; ``state``: "" (complete) or
     what is missing (``incomplete: 2 failed requests``); ``headline`` marks the leaderboard's
-    columns; ``note`` says why there is no CI; ``cluster``: what the CI resampled; ``run``: the folder.
+    columns; ``note`` says why there is no CI; ``n``: clusters counting in the category;
+    ``cluster``: what the CI resampled; ``run``: the folder; ``row``: the row name (the model, or
+    ``model (folder)`` when another run of the model already fills the column).
     """
 
     model: str

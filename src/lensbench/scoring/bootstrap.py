@@ -36,7 +36,7 @@ from typing import Any, Literal
 import numpy as np
 
 __all__ = ["UnitTable", "Interval", "Design", "bootstrap_ci", "bootstrap_all", "DEFAULT_RESAMPLES", "METHOD",
-           "pooled_stat", "cluster_counts"]
+           "pooled_stat", "cluster_counts", "category_clusters", "percentile_interval", "plural"]
 
 #: resamples of every CI, p-value and paired CI unless the user asks for another count
 DEFAULT_RESAMPLES = 2000

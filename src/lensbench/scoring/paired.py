@@ -15,7 +15,8 @@ on the units both scored (SPEC General rules): a unit one run failed is left out
   draws them (``rng.permuted`` of each cluster's pair). p = ``2 * min(P(T <= t), P(T >= t))``
   capped at 1, with scipy's relative tolerance for ties and its ``+1`` correction for random swaps.
   tests/scoring/test_paired.py checks it against ``scipy.stats.permutation_test`` on the same data
-  and against exact enumeration on real recorded replies.
+  and against exact enumeration of crafted runs; tests/report/test_compare_recorded.py against an
+  independent scene-swap test on real recorded RGB-Th-Bench replies.
 
 Why hand-vectorised rather than ``scipy.stats.permutation_test``: see
 :mod:`lensbench.scoring.bootstrap` (import cost; one matrix product per category).
