@@ -146,3 +146,22 @@ def test_itself_p_one_everywhere_and_swapped_the_same_p(pair):
         assert x["p_value"] == y["p_value"] and x["diff"] == pytest.approx(-y["diff"])
     md = render_comparison(compare_runs(a, b), "md")
     assert "percentile bootstrap over scenes" in md and "2000 resamples" in md
+
+
+def test_each_side_scored_as_its_own_result(rgbth_data, tmp_path):
+    """gpt-5 vs Qwen3-VL-Plus, thermal-only replies (206 questions of each run have no recorded reply):
+    compare shows each run's own SAcc (31.35 / 22.51 on 318 units), not units rebuilt from the
+    questions both answered (33.09 / 25.25 on 382 units)."""
+    files = rgbth_data.parent.parent
+    res = {}
+    for m in ("gpt-5", "qwen3-vl-plus"):
+        res[m] = run_benchmark(RGBThBench(RGBThBench.Options(input="thermal-only")),
+                               RunSettings(model=f"replay:{files / f'benchmark_results_{m}_thermal_only.json'}",
+                                           out=tmp_path / m, data_dir=rgbth_data, progress=False))
+    assert res["gpt-5"].counts["n_units_scored"] == res["qwen3-vl-plus"].counts["n_units_scored"] == 318
+    cmp = compare_runs(load_run(tmp_path / "gpt-5"), load_run(tmp_path / "qwen3-vl-plus"), n_resamples=200)
+    for r in cmp.rows:
+        assert r["a"] == pytest.approx(res["gpt-5"].metrics[r["metric"]][r["category"]], abs=1e-9)
+        assert r["b"] == pytest.approx(res["qwen3-vl-plus"].metrics[r["metric"]][r["category"]], abs=1e-9)
+    sacc = next(r for r in cmp.rows if (r["metric"], r["category"]) == ("SAcc", "Overall"))
+    assert sacc["n_units"] == res["gpt-5"].counts["n_units_scored"]
