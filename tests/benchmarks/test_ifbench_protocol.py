@@ -296,17 +296,21 @@ def _judge_responder(body: dict) -> str:
 
 def test_parser_path_against_local_server(bench_json, raw, images, tmp_path):
     """Model and judge are real HTTP backends; replies cover exact, wordy, thinking, hopeless and empty."""
-    # (an empty reply is a server failure since the SPEC's empty-reply rule: not a style here; the 5th
-    # style is reasoning cut off at the token limit, which goes to the parser like any free-form reply)
+    # (the 5th style is reasoning cut off at the token limit, which goes to the parser like any free-form
+    # reply; the 7th an empty reply: the model's answer (SPEC General rules), re-asked once, then sent to the
+    # parser like any reply that is not a letter, never dropped and never an error)
     styles = ["{a}", "I think the answer is ({a}) since it is warm.", "<think>look at it</think>\n{a}.",
-              "No idea, sorry.", "<think>so the answer is ({a}), but wait", "Answer: {a}"]
+              "No idea, sorry.", "<think>so the answer is ({a}), but wait", "Answer: {a}", ""]
     answers = {}
+    asked_empty: dict[str, int] = defaultdict(int)
 
     def responder(body):
         text = _text(body)
         if text.startswith(PARSER_HEAD):  # parser call: text only
             return _judge_responder(body)
         key = zlib.crc32(text.encode()) % len(styles)
+        if styles[key] == "":
+            asked_empty[text] += 1
         # always the right letter, so the score measures only the judgment path
         shown = ast.literal_eval(re.search(r"(\{'A'.*\})[.。]\n$", text, re.S).group(1))
         q = answers[text]
@@ -325,6 +329,7 @@ def test_parser_path_against_local_server(bench_json, raw, images, tmp_path):
                             RunSettings(model="openai:vlm", base_url=[srv.url], judge_model="openai:qwen3-8b",
                                         judge_base_url=[srv.url], data_dir=bench_json, out=tmp_path / "hy",
                                         limit=6, progress=False, max_retries=0))
+        asked_first_run = dict(asked_empty)
         parser_bodies = [bd for bd in srv.bodies if _text(bd).startswith(PARSER_HEAD)]
         res_exact = run_benchmark(IFBench(IFBench.Options(images_dir=str(images))),
                                   RunSettings(model="openai:vlm", base_url=[srv.url], data_dir=bench_json,
@@ -344,15 +349,17 @@ def test_parser_path_against_local_server(bench_json, raw, images, tmp_path):
             assert r["outcome"] == "correct" and r["extra"]["judged_by"] == "exact"
         elif s == "":
             kinds["empty"] += 1
-            assert r["outcome"] == "unparseable"
+            assert r["outcome"] == "unparseable" and r["reply"] == "" and r["judge"][-1]["verdict"] == "F"
         elif "sorry" in s or s.startswith("Answer:"):
             kinds["F"] += 1
             assert r["outcome"] == "unparseable" and r["judge"][-1]["verdict"] == "F"
         else:
             kinds["parsed"] += 1
             assert r["outcome"] == "correct" and r["extra"]["judged_by"] == "parser"
-    assert res.counts["n_parser_calls"] == kinds["F"] + kinds["parsed"]
-    assert res.counts["n_parser_F"] == kinds["F"]
+    assert kinds["empty"] > 0 and res.counts["n_error"] == 0 and res.counts["n_empty"] == kinds["empty"]
+    assert asked_first_run and set(asked_first_run.values()) == {2}  # each empty reply re-asked once, no more
+    assert res.counts["n_parser_calls"] == kinds["F"] + kinds["parsed"] + kinds["empty"]
+    assert res.counts["n_parser_F"] == kinds["F"] + kinds["empty"]
     assert res.counts["n_unparseable"] == kinds["F"] + kinds["empty"]
     assert res.counts["n_exact"] == kinds["exact"]
     # parser calls: Fig. 11 text, thinking off, temperature 0, deduplicated by content

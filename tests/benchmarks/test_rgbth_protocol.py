@@ -151,13 +151,34 @@ def test_significance_row_values_against_exact_binomial():
     assert sig["SAcc"]["Overall"] == pytest.approx(100 * 35 / 406)
 
 
+def test_significance_row_is_an_at_least_bound_and_per_run():
+    """The printed threshold k/n is itself significant (p < 0.05), so the row reads ">=" (the issue's
+    430/812 = 52.96% has p = 0.0495); runs with different counts each get their own row."""
+    from lensbench.core.results import RunResult
+
+    stats = pytest.importorskip("scipy.stats")
+    metrics, counts = RGBThBench().aggregate(paper_shaped_records())
+    k = round(metrics["significance"]["QAcc"]["RGB-Txt"] * 812 / 100)
+    assert stats.binomtest(k, 812, 0.5, alternative="greater").pvalue < 0.05
+    assert stats.binomtest(k - 1, 812, 0.5, alternative="greater").pvalue >= 0.05
+    one = RGBThBench().tables([RunResult("rgb-th-bench", "m", metrics, counts)])
+    assert f"| Statistically Significant (>=) | {100 * k / 812:.2f} |" in one and "(>)" not in one
+    small_m, small_c = RGBThBench().aggregate(paper_shaped_records()[:400])
+    both = RGBThBench().tables([RunResult("rgb-th-bench", "big", metrics, counts),
+                                RunResult("rgb-th-bench", "small", small_m, small_c)])
+    rows = [ln for ln in both.splitlines() if ln.startswith("| Statistically Significant")]
+    assert [r.split(" | ")[0] for r in rows] == ["| Statistically Significant (>=) [big]",
+                                                  "| Statistically Significant (>=) [small]"]
+    assert rows[0] != rows[1].replace("[small]", "[big]")
+
+
 def test_significance_note_explains_the_paper_thresholds():
     from lensbench.core.results import RunResult
 
     metrics, counts = RGBThBench().aggregate(paper_shaped_records())
     text = RGBThBench().tables([RunResult("rgb-th-bench", "m", metrics, counts)])
     assert "> 8 per group, > 7.5 Overall" in text
-    assert f"RGB-Txt > {100 * 20 / 203:.2f} (203 units)" in text and f"Overall > {100 * 35 / 406:.2f} (406 units)" in text
+    assert f"RGB-Txt >= {100 * 20 / 203:.2f} (203 units)" in text and f"Overall >= {100 * 35 / 406:.2f} (406 units)" in text
     assert f"give {exact_threshold(812, 1, 16):.2f} / {exact_threshold(1624, 1, 16):.2f}" in text
 
 

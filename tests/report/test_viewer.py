@@ -51,7 +51,12 @@ def test_md_to_html_tables():
 def test_leaderboard_report_function(tmp_path):
     a = craft_run(tmp_path / "a", "groundingme", "ma", n=16)
     text = leaderboard_report([a, tmp_path / "missing"], "csv", n_resamples=100)
-    assert text.splitlines()[0] == "model,benchmark,metric,category,value,ci_low,ci_high,n"
+    assert text.splitlines()[0] == ("model,benchmark,settings,coverage,state,metric,category,value,ci_low,ci_high,n,"
+                                    "cluster,ci_method,n_resamples,seed,level,run")
+    row = dict(zip(text.splitlines()[0].split(","), text.splitlines()[1].split(",")))
+    # the CSV records the design of every CI
+    assert (row["cluster"], row["ci_method"], row["n_resamples"], row["seed"]) == ("sample", "percentile bootstrap",
+                                                                                   "100", "0")
     assert "missing" in leaderboard_report([a, tmp_path / "missing"], "md", n_resamples=100)
 
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from lensbench.core.records import SampleRecord
-from lensbench.scoring.bootstrap import UnitTable, bootstrap_ci, paired_difference
+from lensbench.scoring.bootstrap import UnitTable, bootstrap_ci
+from lensbench.scoring.paired import paired_difference
 from lensbench.scoring.units import unit_tables
 
 
@@ -51,28 +52,132 @@ def test_seeded_and_recorded():
 
 def _rgb(scene, skill, j, outcome):
     return SampleRecord(benchmark="rgb-th-bench", sample_id=f"{scene}/{skill}/{j}", outcome=outcome,
-                        labels={"scene": scene, "skill": skill})
+                        labels={"scene": scene, "skill": skill, "abbrev": skill, "group": "G", "extra": False})
 
 
-def test_rgbth_units_and_strata():
+def test_rgbth_scene_is_the_cluster_of_qacc_and_sacc():
+    """Both RGB-Th-Bench CIs resample scenes, all their units and questions together (SPEC General
+    rules): checked against a scene bootstrap written here, which rebuilds each resample's records
+    (a scene drawn twice enters twice) and scores them with the benchmark's own aggregation."""
+    from lensbench.benchmarks.rgbth.aggregate import aggregate_records
+
+    rng = np.random.default_rng(4)
     recs = []
-    # unit outcomes constant within each unit: resampling questions within units changes nothing
-    for s, (sk, ok) in itertools.product(range(3), [("A", True), ("B", False)]):
-        recs += [_rgb(f"S{s}", sk, j, "correct" if (ok or s == 0) else "wrong") for j in range(4)]
-    t = unit_tables("rgb-th-bench", recs)
-    q, sa = t["QAcc"], t["SAcc"]
-    # QAcc Overall = mean over skills: A = 100, B = 4/12 -> (100 + 33.33) / 2
-    assert q.value() == pytest.approx((100 + 100 * 4 / 12) / 2)
-    ci = bootstrap_ci(q, n_resamples=300)
-    assert ci.low == pytest.approx(q.value()) and ci.high == pytest.approx(q.value())
-    # SAcc: units resampled within skills; skill B has one of 3 units right
-    assert sa.value() == pytest.approx((100 + 100 / 3) / 2) and len(sa.units) == 6
-    ci = bootstrap_ci(sa, n_resamples=2000, seed=1)
-    # A is constant (100); B resamples 3 units with 1 right -> B in {0, 33, 67, 100}
-    assert ci.low == pytest.approx(50.0) and ci.high == pytest.approx(100.0)
+    for s in range(5):
+        for sk in ("A", "B", "C"):
+            p = 0.9 if s % 2 else 0.4
+            recs += [_rgb(f"S{s}", sk, j, "correct" if rng.random() < p else "wrong") for j in range(4)]
+    tables = unit_tables("rgb-th-bench", recs)
+    for metric in ("QAcc", "SAcc"):
+        t = tables[metric]
+        assert t.cluster == "scene" and set(t.clusters) == {f"S{s}" for s in range(5)}
+    scenes = list(dict.fromkeys(r.labels["scene"] for r in recs))
+    draws = np.random.default_rng(11).integers(0, len(scenes), (400, len(scenes)))
+    by_scene = {s: [r for r in recs if r.labels["scene"] == s] for s in scenes}
+    stats = {"QAcc": [], "SAcc": []}
+    for row in draws:
+        resample = [r.model_copy(update={"labels": {**r.labels, "scene": f"{r.labels['scene']}#{k}"}})
+                    for k, i in enumerate(row) for r in by_scene[scenes[i]]]
+        metrics, _counts = aggregate_records(resample)
+        for m in stats:
+            stats[m].append(metrics[m]["Overall"])
+    for metric in ("QAcc", "SAcc"):
+        ci = bootstrap_ci(tables[metric], n_resamples=400, seed=11)
+        assert ci.value == pytest.approx(aggregate_records(recs)[0][metric]["Overall"])
+        lo, hi = np.quantile(stats[metric], [0.025, 0.975])
+        assert (ci.low, ci.high) == (pytest.approx(lo, abs=1e-9), pytest.approx(hi, abs=1e-9)), metric
+        assert ci.n == 5 and ci.cluster == "scene"
 
 
-def test_ifbench_question_is_the_unit_and_avg_is_mean_of_language_means():
+def test_same_draw_and_interval_as_scipy_bootstrap():
+    """The hand-vectorised cluster bootstrap equals scipy.stats.bootstrap (percentile, batch=None)
+    on the same clusters with the same seed, for micro and macro tables and every category; the
+    statistic given to scipy is written here from the per-cluster sums."""
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(3)
+    units, clusters, num, den = [], [], [], []
+    for k in range(40):
+        for j in range(int(rng.integers(1, 5))):
+            c = int(rng.integers(0, 4))
+            row_n, row_d = np.zeros(4), np.zeros(4)
+            row_d[c] = rng.integers(1, 3)
+            row_n[c] = rng.binomial(int(row_d[c]), 0.3 + 0.1 * c)
+            units.append(f"k{k}/{j}"), clusters.append(f"k{k}"), num.append(row_n), den.append(row_d)
+    for pool, groups in (("micro", [0, 0, 0, 0]), ("macro", [0, 0, 1, 1])):
+        t = UnitTable("m", units, ["a", "b", "c", "d"], num, den, groups, clusters, "image", pool,
+                      {"all": [0, 1, 2, 3], "ab": [0, 1], "d": [3]})
+        n_cl = {c: np.zeros(4) for c in dict.fromkeys(clusters)}
+        d_cl = {c: np.zeros(4) for c in dict.fromkeys(clusters)}
+        for c, n_, d_ in zip(clusters, num, den):
+            n_cl[c] += n_
+            d_cl[c] += d_
+        for cat, cols in t.categories.items():
+            keep = [c for c in n_cl if d_cl[c][cols].sum() > 0]
+            N = np.array([n_cl[c][cols] for c in keep])
+            D = np.array([d_cl[c][cols] for c in keep])
+            g = np.array(groups)[cols]
+
+            def stat(idx, axis=-1):
+                n_, d_ = N[idx].sum(axis=-2), D[idx].sum(axis=-2)
+                if pool == "micro":
+                    return 100 * n_.sum(-1) / d_.sum(-1)
+                with np.errstate(invalid="ignore"):
+                    r = n_ / d_
+                return 100 * np.nanmean(np.stack([np.nanmean(r[..., g == gv], axis=-1) for gv in np.unique(g)],
+                                                 -1), -1)
+
+            ref = stats.bootstrap((np.arange(len(keep)),), stat, n_resamples=999, vectorized=True,
+                                  method="percentile", rng=np.random.default_rng(8))
+            ci = bootstrap_ci(t, cat, n_resamples=999, seed=8)
+            assert ci.n == len(keep)
+            assert ci.low == pytest.approx(ref.confidence_interval.low, rel=1e-9), (pool, cat)
+            assert ci.high == pytest.approx(ref.confidence_interval.high, rel=1e-9), (pool, cat)
+
+
+def test_a_rare_category_gets_a_ci_from_its_own_clusters():
+    """A category held by 2 of 500 clusters is in every resample of its own clusters (it used to
+    be missing from many resamples of all units, and got no CI)."""
+    n = 500
+    num = np.zeros((n, 2))
+    den = np.zeros((n, 2))
+    den[:-2, 0] = 1
+    num[:-2:2, 0] = 1
+    den[-2:, 1] = 1
+    num[-1, 1] = 1
+    t = UnitTable("acc", [f"u{i}" for i in range(n)], ["common", "rare"], num, den, [0, 0], pool="micro",
+                  categories={"Total": [0, 1], "common": [0], "rare": [1]})
+    ci = bootstrap_ci(t, "rare", n_resamples=2000, seed=0)
+    # two clusters, one right: resampled means 0, 50, 100 with P 1/4, 1/2, 1/4
+    assert (ci.value, ci.low, ci.high, ci.n) == (50.0, 0.0, 100.0, 2)
+
+
+def test_groundingme_l2_categories_get_cis():
+    recs = [SampleRecord(benchmark="groundingme", sample_id=f"s{i}", outcome="correct" if i % 3 else "wrong",
+                         labels={"L-1": "Spatial" if i % 2 else "Limited", "L-2": f"sub{i % 4}"}) for i in range(60)]
+    t = unit_tables("groundingme", recs)["Acc@0.5"]
+    assert {"Total", "Spatial", "Limited", "Spatial/sub1", "Spatial/sub3", "Limited/sub0", "Limited/sub2"} <= set(
+        t.categories)
+    for cat in ("Spatial/sub1", "Limited/sub2"):
+        want = [r for r in recs if f"{r.labels['L-1']}/{r.labels['L-2']}" == cat]
+        ci = bootstrap_ci(t, cat, n_resamples=300)
+        assert ci.value == pytest.approx(100 * sum(r.outcome == "correct" for r in want) / len(want))
+        assert ci.low is not None and ci.low <= ci.value <= ci.high and ci.n == len(want)
+
+
+def test_ifbench_image_is_the_cluster():
+    recs = []
+    for q, img in (("q1", "a.png"), ("q2", "a.png"), ("q3", "b.png")):
+        for lang in ("en", "zh"):
+            for rot in range(4):
+                recs.append(SampleRecord(benchmark="if-bench", sample_id=f"{q}/{lang}/{rot}", outcome="correct",
+                                         labels={"qid": q, "dimension": "OCR", "language": lang, "rotation": rot},
+                                         extra={"image": img}))
+    t = unit_tables("if-bench", recs)["Score"]
+    assert t.cluster == "image" and t.cluster_sums()[0] == ["a.png", "b.png"]
+    assert sorted(t.units) == ["q1/en", "q1/zh", "q2/en", "q2/zh", "q3/en", "q3/zh"]
+
+
+def test_ifbench_avg_is_mean_of_language_means():
     recs = []
     outcomes = {("q1", "en"): [1, 1, 1, 0], ("q1", "zh"): [1, 0, 0, 0], ("q2", "en"): [0, 0, 0, 0],
                 ("q2", "zh"): [1, 1, 1, 1], ("q3", "en"): [1, 1, 0, 0], ("q3", "zh"): [1, 1, 1, 1]}
@@ -83,7 +188,8 @@ def test_ifbench_question_is_the_unit_and_avg_is_mean_of_language_means():
                                      outcome="correct" if ok else "wrong",
                                      labels={"qid": q, "dimension": dims[q], "language": lang, "rotation": rot}))
     t = unit_tables("if-bench", recs)["Score"]
-    assert sorted(t.units) == ["q1", "q2", "q3"]
+    # no image named: each question is its own cluster, its (question, language) cells its units
+    assert sorted(t.cluster_sums()[0]) == ["q1", "q2", "q3"] and len(t.units) == 6
     en = ((0.75 + 0.0) / 2 + 0.5) / 2  # OCR mean over q1,q2; Shape q3; Avg = mean of dims
     zh = ((0.25 + 1.0) / 2 + 1.0) / 2
     assert t.value() == pytest.approx(100 * (en + zh) / 2)

@@ -187,18 +187,17 @@ def test_bootstrap_n_counts_units_not_columns():
     assert ci.low < ci.value < ci.high
 
 
-def test_stratified_constant_strata_give_a_point_interval():
-    # stratum 0: two right units, stratum 1: two wrong units; every stratified resample keeps 2 + 2 -> 50 %
-    t = UnitTable("acc", ["a", "b", "c", "d"], ["c"], [[1.0], [1.0], [0.0], [0.0]], [[1.0]] * 4, [0],
-                  strata=[0, 0, 1, 1], pool="micro")
+def test_constant_clusters_give_a_point_interval():
+    # two clusters, each one right and one wrong unit: every resample of clusters gives 50 %
+    t = UnitTable("acc", ["a", "b", "c", "d"], ["c"], [[1.0], [0.0], [1.0], [0.0]], [[1.0]] * 4, [0],
+                  clusters=["x", "x", "y", "y"], pool="micro")
     ci = bootstrap_ci(t, n_resamples=200, seed=0)
-    assert (ci.value, ci.low, ci.high, ci.n) == (50.0, 50.0, 50.0, 4)
-    # a one-unit stratum is kept in every resample: stratum 0 = {1, 0} resampled, stratum 1 = {1} fixed
-    t = UnitTable("acc", ["a", "b", "c"], ["c"], [[1.0], [0.0], [1.0]], [[1.0]] * 3, [0], strata=[0, 0, 1],
+    assert (ci.value, ci.low, ci.high, ci.n, ci.n_units) == (50.0, 50.0, 50.0, 2, 4)
+    # clusters of unequal size: {1, 0} and {1}: resamples hold x twice (1/2), x and y (2/3) or y twice (1)
+    t = UnitTable("acc", ["a", "b", "c"], ["c"], [[1.0], [0.0], [1.0]], [[1.0]] * 3, [0], clusters=["x", "x", "y"],
                   pool="micro")
     ci = bootstrap_ci(t, n_resamples=2000, seed=0)
-    # resamples of stratum 0 hold 0, 1 or 2 right units, plus the fixed right one: 1/3, 2/3 or 3/3
-    assert ci.low == pytest.approx(100 / 3) and ci.high == pytest.approx(100.0)
+    assert ci.low == pytest.approx(50.0) and ci.high == pytest.approx(100.0)
 
 
 def _rg(i, scene, skill, outcome):

@@ -5,7 +5,9 @@ Images are sent as base64 data URLs in the order the protocol gives; requests ar
 over several ``--base-url`` endpoints by least outstanding requests, an endpoint that keeps
 failing set aside for a while (:mod:`lensbench.backends.endpoints`). Every failure becomes a
 :class:`~lensbench.errors.TransportError`: timeouts, refused/dropped connections, HTTP 429
-(with Retry-After) and 5xx and malformed bodies are retryable; other 4xx are not.
+(with Retry-After) and 5xx and malformed bodies are retryable; other 4xx are not. An empty answer
+(content ``""``, SPEC General rules) is not a failure: it is asked once more (a provider glitch
+answers the second time), then returned as the model's answer ``""`` (:meth:`OpenAIChatBackend.generate`).
 
 HTTP: ``http://`` endpoints (local inference servers) go through the lean keep-alive client
 :class:`~lensbench.backends.http_lean.LeanClient` (no aiohttp import: ~0.17 s less start-up, and less
@@ -35,7 +37,7 @@ from lensbench.backends.base import Backend, BackendConfig
 from lensbench.backends.endpoints import EndpointPool
 from lensbench.backends.http_lean import LeanClient, basic_auth
 
-__all__ = ["OpenAIChatBackend", "parse_retry_after", "parse_chat_reply"]
+__all__ = ["OpenAIChatBackend", "parse_retry_after", "parse_chat_reply", "is_empty_answer"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: environment variable choosing the HTTP client (see the module docstring).
@@ -182,8 +184,24 @@ class OpenAIChatBackend(Backend):
         return json.loads(b'{"messages":[' + b",".join(msgs) + b"]," + self._head(request)[1:])
 
     async def generate(self, request: Request) -> Completion:
-        """POST ``/chat/completions``; see the module docstring for the failure mapping."""
+        """POST ``/chat/completions``; see the module docstring for the failure mapping.
+
+        An empty answer (:func:`is_empty_answer`) is asked once more at once; if that is empty
+        too, or fails, the empty answer is returned: a model that stops at once does so again at
+        temperature 0, and its "" is its answer (SPEC General rules), never a server failure.
+        """
         body = await self.body_pieces(request)
+        reply = await self._send(body)
+        if is_empty_answer(reply):
+            try:
+                again = await self._send(body)
+            except TransportError:
+                return reply
+            return again
+        return reply
+
+    async def _send(self, body: list[bytes]) -> Completion:
+        """One POST of ``body`` to the next endpoint (pool bookkeeping included)."""
         i = self.pool.acquire()
         try:
             reply = await self._post(i, body)
@@ -247,14 +265,19 @@ class OpenAIChatBackend(Backend):
         self.media.close()
 
 
+def is_empty_answer(c: Completion) -> bool:
+    """Whether a completion is an empty answer: content ``""``, no reasoning, not cut by the token limit."""
+    return c.text == "" and not c.reasoning and c.finish_reason != "length"
+
+
 def parse_chat_reply(status: int, text_body: str, retry_after: str | None, url: str) -> Completion:
     """A :class:`Completion` from an HTTP status and chat-completions body, or a TransportError.
 
     SPEC General rules: 429/5xx, a body with an ``error`` object, or a 200 with no answer (content
     null/absent or no choices) AND no reasoning AND a finish_reason other than "length" are server
     failures (retryable; an ``error`` outcome once retries run out). A reply cut by the token limit
-    or with reasoning only IS the model's answer (text "" then). Other 4xx and 3xx (redirects are not
-    followed) are not retryable.
+    or with reasoning only IS the model's answer (text "" then), and so is an empty string (content
+    ``""``): the model stopped at once. Other 4xx and 3xx (redirects are not followed) are not retryable.
     """
     if status == 429 or status >= 500:
         raise TransportError(f"HTTP {status} from {url}: {text_body[:200]}", kind="http", url=url,
@@ -286,9 +309,9 @@ def parse_chat_reply(status: int, text_body: str, retry_after: str | None, url: 
                              kind="malformed", url=url)
     reasoning = msg.get("reasoning_content") or msg.get("reasoning") or None
     finish = choice.get("finish_reason")
-    if not text and not reasoning and finish != "length":
-        raise TransportError(f"empty reply from {url}: content {'null' if text is None else 'empty'}, "
-                             f"finish_reason {finish!r}", kind="empty", url=url)
+    if text is None and not reasoning and finish != "length":
+        raise TransportError(f"empty reply from {url}: content null, finish_reason {finish!r}", kind="empty",
+                             url=url)
     return Completion(text=text or "", reasoning=reasoning, finish_reason=finish, usage=data.get("usage") or {},
                       served_model=data.get("model"))
 

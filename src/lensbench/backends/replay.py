@@ -9,7 +9,8 @@ Formats read:
   re-evaluation repo): a JSON list of ``{model, file, skill, question, vlm_response_raw, ...}``.
   Matched on (source/scene folder, skill, question text, occurrence) taken from
   ``request.meta["replay_match"]``. A reply starting with ``Error:`` is a recorded transport
-  error: it is replayed as an error, never as an answer. A question recorded once but asked
+  error, and a null reply a recorded server failure: both are replayed as errors, never as
+  answers; an empty string is the model's answer "" (SPEC General rules). A question recorded once but asked
   twice has no reply for its second ask (an error, never a copy of the first reply).
   The file's input protocol is recorded: files written by the third-party
   ``benchmark_thermal*.py`` (thermal image only, its own context) are ``thermal-only``
@@ -196,8 +197,13 @@ def _load(path: str | Path, model: str | None) -> tuple[dict[Any, dict], str, li
             occ = seen[base]
             seen[base] += 1
             key = base[:-1] + (occ,)
-            raw = rec.vlm_response_raw or ""
-            entry = {"error": raw} if raw.startswith("Error:") else {"text": raw}
+            raw = rec.vlm_response_raw
+            if raw is None:  # no content at all: a server failure, never an answer (an empty string IS one)
+                entry = {"error": "recorded reply is null (no content)"}
+            elif raw.startswith("Error:"):
+                entry = {"error": raw}
+            else:
+                entry = {"text": raw}
         index[key] = entry
         first_at[key] = where
     return index, name, [r for _w, _rec, r in rows]

@@ -24,7 +24,9 @@ from lensbench.cli.evalcmd import register as register_eval
 from lensbench.cli.mergecmd import register as register_merge
 from lensbench.cli.helpfmt import install as install_help_format
 from lensbench.cli.tools import TOOL_GROUPS
+from lensbench.cli.view import RESAMPLES_HELP, SEED_HELP
 from lensbench.cli.view import register as register_view
+from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 from lensbench.core.console import err_console, fail, guard
 from lensbench.core.errors import LensbenchError
 from lensbench.runtime.export import export_records
@@ -57,6 +59,8 @@ def report(
     leaderboard: Annotated[bool, typer.Option("--leaderboard", help="one row per model, each benchmark's headline "
                                                                     "metric with its 95% CI (default for several "
                                                                     "benchmarks)")] = False,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, help=RESAMPLES_HELP)] = DEFAULT_RESAMPLES,
+    seed: Annotated[int, typer.Option("--seed", help=SEED_HELP)] = 0,
 ) -> None:
     """Tables in the paper's layout for runs of one benchmark; a leaderboard across benchmarks.
 
@@ -74,7 +78,7 @@ def report(
     if leaderboard or len(names) > 1:
         from lensbench.cli.view import leaderboard_report
 
-        sys.stdout.write(leaderboard_report(run_dirs, format))
+        sys.stdout.write(leaderboard_report(run_dirs, format, n_resamples=resamples, seed=seed))
     elif results:
         print_report(get_benchmark(names.pop())(None), results, format, with_paper)
     for line in bad:

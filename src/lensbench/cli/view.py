@@ -19,8 +19,13 @@ from rich.console import Console
 from lensbench.core.errors import LensbenchError
 from lensbench.report.runs import LoadedRun, load_run
 from lensbench.core.console import fail
+from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 
-__all__ = ["register", "leaderboard_report", "view", "compare", "benchmark_tables_html", "write_viewer"]
+RESAMPLES_HELP = "resamples of every CI and p-value (the same count in report, view and compare)"
+SEED_HELP = "seed of the resampling (recorded beside every CI)"
+
+__all__ = ["register", "leaderboard_report", "view", "compare", "benchmark_tables_html", "write_viewer",
+           "option_defaults", "RESAMPLES_HELP", "SEED_HELP"]
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -61,12 +66,24 @@ def _metrics_md(results) -> str:
     return "\n".join(lines) + "\n"
 
 
+def option_defaults(runs: Sequence[LoadedRun]) -> dict[str, dict[str, Any]]:
+    """benchmark -> its default options (JSON values), for the benchmarks of ``runs`` that are known."""
+    from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
+
+    out = {}
+    for b in {r.benchmark for r in runs}:
+        if b in BENCHMARKS:
+            out[b] = get_benchmark(b).Options().model_dump(mode="json")
+    return out
+
+
 def _leaderboard_html(runs: Sequence[LoadedRun], n_resamples: int, seed: int) -> str:
     """The headline leaderboard (with CIs) as HTML for the viewer's summary tab."""
     from lensbench.report.leaderboard import build_leaderboard, render_leaderboard
     from lensbench.report.viewer import md_to_html
 
-    lb = build_leaderboard(list(runs), n_resamples=n_resamples, seed=seed, all_categories=False)
+    lb = build_leaderboard(list(runs), n_resamples=n_resamples, seed=seed, all_categories=False,
+                           defaults=option_defaults(runs))
     return md_to_html(render_leaderboard(lb, "md"))
 
 
@@ -93,7 +110,7 @@ def _comparisons(runs: Sequence[LoadedRun], n_resamples: int, seed: int) -> list
 
 
 def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bool = True, figures: bool = True,
-                 compare: bool = True, n_resamples: int = 1000, seed: int = 0, max_thumbs: int = 3000,
+                 compare: bool = True, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, max_thumbs: int = 3000,
                  chunk: int | None = None):
     """Build the viewer for ``run_dirs``; writes ``out`` when given. Returns ``(html, image registry, runs)``."""
     from lensbench.report.viewer import build_viewer
@@ -130,8 +147,8 @@ def view(
     port: Annotated[int, typer.Option("--port", help="port for --serve")] = 8765,
     figures: Annotated[bool, typer.Option("--figures/--no-figures", help="include the plots")] = True,
     figures_dir: Annotated[Optional[Path], typer.Option("--figures-dir", help="also write the plots as PNG files here")] = None,
-    resamples: Annotated[int, typer.Option("--resamples", help="bootstrap resamples for comparisons")] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="bootstrap seed")] = 0,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, help=RESAMPLES_HELP)] = DEFAULT_RESAMPLES,
+    seed: Annotated[int, typer.Option("--seed", help=SEED_HELP)] = 0,
     max_thumbs: Annotated[int, typer.Option("--max-thumbs", help="embed thumbnails for at most this many images")] = 3000,
 ) -> None:
     """See what the model did: one self-contained HTML page (tables, samples, comparisons, plots)."""
@@ -163,8 +180,8 @@ def compare(
     run_a: Annotated[Path, typer.Argument(help="run folder A")],
     run_b: Annotated[Path, typer.Argument(help="run folder B (same benchmark)")],
     format: Annotated[str, typer.Option("--format", help="md, csv or json")] = "md",
-    resamples: Annotated[int, typer.Option("--resamples", help="bootstrap / permutation resamples")] = 2000,
-    seed: Annotated[int, typer.Option("--seed", help="seed of the resampling")] = 0,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, help=RESAMPLES_HELP)] = DEFAULT_RESAMPLES,
+    seed: Annotated[int, typer.Option("--seed", help=SEED_HELP)] = 0,
 ) -> None:
     """Paired difference A - B on the shared samples, per metric and category (CI, p-value), and flipped samples."""
     from lensbench.report.compare import compare_runs, render_comparison
@@ -178,7 +195,7 @@ def compare(
     sys.stdout.write(text)
 
 
-def leaderboard_report(run_dirs: Sequence[str | Path], fmt: str = "md", *, n_resamples: int = 2000,
+def leaderboard_report(run_dirs: Sequence[str | Path], fmt: str = "md", *, n_resamples: int = DEFAULT_RESAMPLES,
                        seed: int = 0) -> str:
     """The multi-benchmark leaderboard of ``run_dirs`` as ``md``, ``csv`` (tidy) or ``json`` text.
 
@@ -189,8 +206,9 @@ def leaderboard_report(run_dirs: Sequence[str | Path], fmt: str = "md", *, n_res
 
     if fmt not in ("md", "csv", "json"):
         raise ValueError(f"unknown format {fmt!r} (md, csv or json)")
-    runs = [load_run(d) for d in run_dirs]
-    return render_leaderboard(build_leaderboard(runs, n_resamples=n_resamples, seed=seed), fmt)
+    runs = [load_run(d, with_records=False) for d in run_dirs]  # records are read only where needed
+    return render_leaderboard(build_leaderboard(runs, n_resamples=n_resamples, seed=seed,
+                                                defaults=option_defaults(runs)), fmt)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,8 +9,8 @@ extra     modules                                       enables
 ========  ============================================  =============================================
 video     av, yt_dlp                                    IV-Bench frames, ``lensbench ivbench download``
 data      huggingface_hub, pyarrow                      ``lensbench data download``, GroundingME parquet
-stats     scipy                                         bootstrap CIs, paired comparisons, IF-Bench
-                                                        correlation analyses
+stats     scipy                                         IF-Bench correlation analyses, GOBench rater
+                                                        summary (CIs and paired tests need only numpy)
 images    httpx                                         image-edit / text-to-image API clients
 genvip    cv2, sklearn, httpx                           GenViP curation and image-edit API
 review    krippendorff                                  agreement figures of the local review page
@@ -39,7 +39,7 @@ __all__ = ["EXTRAS", "MissingExtraError", "require", "install_hint"]
 EXTRAS: dict[str, str] = {
     "video": "video decoding (PyAV) and YouTube download (yt-dlp)",
     "data": "dataset download from the Hugging Face Hub and parquet loading",
-    "stats": "bootstrap CIs, paired comparisons, correlation analyses (scipy)",
+    "stats": "correlation analyses (scipy)",
     "images": "the image-edit / text-to-image API clients (httpx)",
     "genvip": "GenViP curation (OpenCV, scikit-learn) and the image-edit API client",
     "review": "agreement figures of the local review page (Krippendorff's alpha)",

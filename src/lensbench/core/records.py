@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse, TextPart
 
-__all__ = ["SCHEMA_VERSION", "Outcome", "JudgeCall", "SampleRecord", "log_messages", "outcome_of", "count_outcomes"]
+__all__ = ["SCHEMA_VERSION", "Outcome", "JudgeCall", "SampleRecord", "log_messages", "outcome_of", "count_outcomes",
+           "count_empty_replies"]
 
 #: Version of the ``samples.jsonl`` record format; bumped on any incompatible change.
 SCHEMA_VERSION = 1
@@ -157,3 +158,9 @@ def count_outcomes(records: Iterable[SampleRecord]) -> dict[str, int]:
             c["n"] += 1
     return c
 
+
+
+def count_empty_replies(records: Iterable[SampleRecord]) -> int:
+    """Scored records whose model answered with an empty string and no reasoning (SPEC General rules:
+    the model's own answer, scored as a reply with no answer in it and counted apart, never dropped)."""
+    return sum(1 for r in records if r.outcome != "error" and r.reply == "" and not r.reasoning)

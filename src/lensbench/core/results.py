@@ -13,7 +13,9 @@ class RunResult:
     """A finished (or partial) run's summary, as written to ``result.json``.
 
     ``metrics`` maps metric name -> {column -> value in percent (or the metric's unit)};
-    ``counts`` has at least ``n`` (scored units), ``n_unparseable``, ``n_error``.
+    ``counts`` has at least ``n`` (scored units), ``n_unparseable``, ``n_error``; ``ci``: the run's
+    confidence intervals with the design they were drawn with
+    (:func:`lensbench.scoring.intervals.interval_block`), or None.
     """
 
     benchmark: str
@@ -24,10 +26,11 @@ class RunResult:
     extra: dict[str, Any] = field(default_factory=dict)
     complete: bool = True
     run_dir: str = ""
+    ci: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able dict (the ``--format json`` document of a single run)."""
-        return {
+        doc = {
             "benchmark": self.benchmark,
             "model": self.model,
             "complete": self.complete,
@@ -37,10 +40,13 @@ class RunResult:
             "extra": self.extra,
             "run_dir": self.run_dir,
         }
+        if self.ci is not None:
+            doc["ci"] = self.ci
+        return doc
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "RunResult":
         """Inverse of :meth:`to_json`. Raises KeyError naming a missing field."""
         return cls(benchmark=d["benchmark"], model=d["model"], metrics=d["metrics"], counts=d["counts"],
                    options=d.get("options", {}), extra=d.get("extra", {}), complete=d.get("complete", True),
-                   run_dir=d.get("run_dir", ""))
+                   run_dir=d.get("run_dir", ""), ci=d.get("ci"))

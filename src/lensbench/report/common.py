@@ -1,4 +1,4 @@
-"""Report pieces every benchmark shares: the Counts table and the incomplete-run note."""
+"""Report pieces every benchmark shares: the Counts table, the incomplete-run, skipped-media and empty-reply notes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from lensbench.core.results import RunResult
 from lensbench.report.tables import render_table
 
-__all__ = ["counts_table", "incomplete_notes", "run_label", "run_tags"]
+__all__ = ["counts_table", "incomplete_notes", "run_label", "run_tags", "skipped_notes", "empty_notes"]
 
 
 def run_tags(r: RunResult) -> list[str]:
@@ -47,3 +47,12 @@ def incomplete_notes(results: Sequence[RunResult], body: Callable[[RunResult], s
     """One sentence per run with failed requests (a --limit run is partial, not failed):
     ``Run <folder> is incomplete: <body(r)>`` — ``body`` says what the benchmark left out and how to retry."""
     return "".join(f"Run {r.run_dir or r.model} is incomplete: {body(r)}\n" for r in results if r.counts.get("n_error"))
+
+
+def empty_notes(results: Sequence[RunResult], scored_as: str) -> str:
+    """One sentence per run whose model answered with an empty string (``counts["n_empty"]``; SPEC
+    General rules): counted apart, kept as the model's answer and scored as ``scored_as`` says
+    (e.g. "Fail (non-compliance)"), never dropped. Empty when no run has one."""
+    return "".join(f"Run {r.run_dir or r.model}: {n} empty repl{'y' if n == 1 else 'ies'} (the model answered with "
+                   f"an empty string; an API reply is re-asked once first): kept as the model's answer and "
+                   f"{scored_as}.\n" for r in results if (n := r.counts.get("n_empty")))

@@ -1,10 +1,11 @@
-"""Compare two runs of one benchmark: paired differences on the shared samples, and flipped samples.
+"""Compare two runs of one benchmark: paired differences on the shared clusters, and flipped samples.
 
-``lensbench compare RUN_A RUN_B`` and the viewer's comparison tab read this. Only samples that
-both runs scored (same ``sample_id``, outcome not ``error`` in either) enter the comparison;
-the metric tables and resampling units are those of :mod:`lensbench.scoring.units`, the
-statistics those of :func:`lensbench.scoring.bootstrap.paired_difference` (bootstrap CI of
-A - B, permutation p-value, seeded).
+``lensbench compare RUN_A RUN_B`` and the viewer's comparison tab read this. Each run is scored
+exactly as its own result scores it (its own metric tables, :mod:`lensbench.scoring.units`), on the
+units both runs scored (SPEC General rules); the statistics are those of
+:mod:`lensbench.scoring.paired` over the benchmark's clusters (bootstrap CI of A - B,
+permutation p-value, seeded). Runs that differ in a protocol setting are compared all the same,
+with a note naming the settings.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from lensbench.core.records import SampleRecord
-from lensbench.report.runs import LoadedRun
+from lensbench.report.runinfo import protocol_settings, settings_differences
+from lensbench.report.runs import LoadedRun, run_tables
 from lensbench.report.tables import render_table
-from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, PairedResult, paired_difference
-from lensbench.scoring.units import unit_tables
+from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, plural
+from lensbench.scoring.intervals import design_for
+from lensbench.scoring.paired import paired_all
 
-__all__ = ["Flip", "Comparison", "flipped_samples", "compare_runs", "render_comparison"]
+__all__ = ["Flip", "Comparison", "flipped_samples", "compare_runs", "render_comparison", "ci_note"]
 
 
 @dataclass
@@ -36,8 +39,10 @@ class Flip:
 
 @dataclass
 class Comparison:
-    """Run A vs run B: ``rows`` (one :class:`PairedResult` per metric and category, with its
-    ``metric``), ``flips`` (A right & B not = ``"A"`` side first), shared/only-in counts."""
+    """Run A vs run B: ``rows`` (one :class:`~lensbench.scoring.paired.PairedResult` per metric and
+    category, with its ``metric`` and ``setting``), ``flips`` (A right & B not = ``"A"`` side first),
+    shared/only-in counts, ``design`` (how every CI and p was drawn) and ``ci_note`` (it in words,
+    the text every view prints)."""
 
     benchmark: str
     a: str
@@ -50,10 +55,21 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     seed: int = 0
     n_resamples: int = DEFAULT_RESAMPLES
+    design: dict[str, Any] = field(default_factory=dict)
+    ci_note: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able dict."""
         return asdict(self)
+
+
+def ci_note(benchmark: str, n_resamples: int, seed: int, level: float = 0.95) -> str:
+    """The sentence saying how a comparison's CIs and p-values were drawn (md, csv notes and viewer alike)."""
+    d = design_for(benchmark, n_resamples=n_resamples, seed=seed, level=level)
+    return (f"{d.describe().replace('CI:', 'CI of A - B:', 1)}, the same clusters for both runs; p: two-sided "
+            f"paired permutation test, A and B swapped within each {d.cluster} (exact over every swap of the "
+            f"{plural(d.cluster)} where the runs differ when there are at most {d.n_resamples} swaps, else "
+            f"{d.n_resamples} random swaps, seed {d.seed}).")
 
 
 def _right(outcome: str) -> bool:
@@ -75,11 +91,17 @@ def flipped_samples(a: list[SampleRecord], b: list[SampleRecord]) -> list[Flip]:
     return out_ab + out_ba
 
 
+def _setting_text(setting: dict[str, Any] | None) -> str:
+    return ", ".join(f"{k}={v}" for k, v in setting.items()) if setting else ""
+
+
 def compare_runs(a: LoadedRun, b: LoadedRun, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-                 categories: bool = True) -> Comparison:
+                 level: float = 0.95, categories: bool = True) -> Comparison:
     """Paired comparison of two runs of the same benchmark (A - B per metric and category).
 
-    Raises ValueError when the runs are of different benchmarks or either has no records.
+    Tables are paired by metric and setting (an IV-Bench sweep: each frames/resolution
+    configuration with the same one of the other run). Raises ValueError when the runs are of
+    different benchmarks or either has no records.
     """
     if a.benchmark != b.benchmark:
         raise ValueError(f"cannot compare a {a.benchmark} run with a {b.benchmark} run")
@@ -87,21 +109,26 @@ def compare_runs(a: LoadedRun, b: LoadedRun, *, n_resamples: int = DEFAULT_RESAM
         raise ValueError(f"no sample records in {(a if a.records is None else b).path}")
     ids_a = {r.sample_id for r in a.records if r.outcome != "error"}
     ids_b = {r.sample_id for r in b.records if r.outcome != "error"}
-    shared = ids_a & ids_b
-    cmp = Comparison(a.benchmark, a.label, b.label, len(shared), len(ids_a - ids_b), len(ids_b - ids_a),
-                     seed=seed, n_resamples=n_resamples)
+    design = design_for(a.benchmark, n_resamples=n_resamples, seed=seed, level=level)
+    cmp = Comparison(a.benchmark, a.label, b.label, len(ids_a & ids_b), len(ids_a - ids_b), len(ids_b - ids_a),
+                     seed=seed, n_resamples=n_resamples, design=design.to_json(),
+                     ci_note=ci_note(a.benchmark, n_resamples, seed, level))
     cmp.flips = flipped_samples(a.records, b.records)
-    ra = [r for r in a.records if r.sample_id in shared]
-    rb = [r for r in b.records if r.sample_id in shared]
-    ta, tb = unit_tables(a.benchmark, ra), unit_tables(b.benchmark, rb)
+    if diffs := settings_differences(protocol_settings(a), protocol_settings(b)):
+        cmp.notes.append("The runs differ in protocol settings, so the differences mix the models with the settings: "
+                         + "; ".join(diffs) + ".")
+    ta, tb = run_tables(a), run_tables(b)
     if not ta:
         cmp.notes.append(f"no metric tables for {a.benchmark} records (not in the common record shape?)")
-    for metric, t in ta.items():
-        if metric not in tb:
+    for key, t in ta.items():
+        other = next((u for u in tb.values() if u.metric == t.metric and u.setting == t.setting), None)
+        if other is None:
+            cmp.notes.append(f"{t.metric} {_setting_text(t.setting)}: not in B with the same setting; not compared."
+                             .replace("  ", " "))
             continue
-        for cat in (list(t.categories) if categories else [t.headline]):
-            res: PairedResult = paired_difference(t, tb[metric], cat, n_resamples=n_resamples, seed=seed)
-            cmp.rows.append({"metric": metric, **asdict(res)})
+        cats = list(t.categories) if categories else [t.headline]
+        for res in paired_all(t, other, cats, n_resamples=n_resamples, seed=seed, level=level):
+            cmp.rows.append({"metric": t.metric, "setting": _setting_text(t.setting), **asdict(res)})
     return cmp
 
 
@@ -109,14 +136,17 @@ def render_comparison(cmp: Comparison, fmt: str = "md") -> str:
     """The comparison as ``md`` (deltas table + flipped samples), ``csv`` (deltas) or ``json``."""
     if fmt == "json":
         return json.dumps(cmp.to_json(), indent=2, ensure_ascii=False, default=str) + "\n"
-    cols = ["metric", "category", "A", "B", "A-B", "ci_low", "ci_high", "p", "n"]
-    rows = [[r["metric"], r["category"], r["a"], r["b"], r["diff"], r["low"], r["high"], r["p_value"], r["n"]]
-            for r in cmp.rows]
+    with_setting = any(r["setting"] for r in cmp.rows)
+    cols = ["metric"] + (["setting"] if with_setting else []) + ["category", "A", "B", "A-B", "ci_low", "ci_high",
+                                                                  "p", "n " + plural(cmp.design.get("cluster", "unit"))]
+    rows = [[r["metric"]] + ([r["setting"]] if with_setting else []) +
+            [r["category"], r["a"], r["b"], r["diff"], r["low"], r["high"], _p(r), r["n"]] for r in cmp.rows]
     if fmt == "csv":
-        return render_table(cols, rows, "csv", digits=4)
+        return render_table(cols, [[r["p_value"] if c == "p" else v for c, v in zip(cols, row)]
+                                   for r, row in zip(cmp.rows, rows)], "csv", digits=4)
     head = (f"## {cmp.benchmark}: A = {cmp.a}, B = {cmp.b}\n\n{cmp.n_shared} shared samples "
-            f"({cmp.n_only_a} only in A, {cmp.n_only_b} only in B); 95% CI by paired bootstrap over units, "
-            f"p by permutation (A/B swapped within units); seed {cmp.seed}, {cmp.n_resamples} resamples.\n\n")
+            f"({cmp.n_only_a} only in A, {cmp.n_only_b} only in B); each run scored as its own result scores it, "
+            f"on the units both scored. {cmp.ci_note}\n\n")
     body = render_table(cols, rows, "md", title="Paired differences")
     flips = render_table(["sample", "A", "B", "answer A", "answer B", "target"],
                          [[f.sample_id, f.outcome_a, f.outcome_b, _short(f.answer_a), _short(f.answer_b),
@@ -124,7 +154,13 @@ def render_comparison(cmp: Comparison, fmt: str = "md") -> str:
                          title=f"Flipped samples ({sum(f.outcome_a == 'correct' for f in cmp.flips)} A right, "
                                f"{sum(f.outcome_b == 'correct' for f in cmp.flips)} B right)")
     notes = "".join(f"\n{n}\n" for n in cmp.notes)
-    return head + body + "\n" + flips + notes
+    return head + body + notes + "\n" + flips
+
+
+def _p(r: dict[str, Any]) -> str:
+    """p to 3 decimals, ``(exact)`` when every swap was enumerated."""
+    p = r["p_value"]
+    return "-" if p is None else f"{p:.3f}" + (" (exact)" if r.get("exact") else "")
 
 
 def _short(v: Any) -> str:

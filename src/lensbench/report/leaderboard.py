@@ -1,39 +1,50 @@
 """A report over many runs of several benchmarks: a leaderboard and one tidy CSV.
 
-One row per model, one column per benchmark headline metric (value from ``result.json`` with
-its bootstrap 95% CI over the benchmark's independent units, from ``samples.jsonl``). Runs that
-did not finish, or whose files are unreadable, are listed below the table; the report never
-stops at a bad run. Where the records cannot reproduce the ``result.json`` value (records not in
-the common shape yet, another configuration), the value is shown without a CI and a note says why.
+One row per model, one column per benchmark headline cell *and configuration*: every number says
+what it covers (issue 19). A column is keyed by the benchmark, the run's protocol settings
+(:func:`lensbench.report.runinfo.protocol_settings`: blind, input mode, judge, best-of-N, a
+generation override, an ``eval`` variant tag, an IV-Bench sweep configuration) and its coverage
+("22/1,686 queries", "first 3 of 29 samples (--limit)"), so differently configured runs are
+separate columns (never one superseding another) and a partial-coverage cell is never ranked beside
+complete ones. Two runs of one model in the same column are two rows (``model (folder)``).
+Incomplete (failed requests) and killed (unsent requests) runs are marked ``*`` and listed.
 
-Headline metrics (:data:`lensbench.scoring.units.HEADLINES`): RGB-Th-Bench Overall QAcc and
-SAcc, IF-Bench Score Avg, IV-Bench accuracy Overall, GOBench mean SPS, GroundingME Acc@0.5 Total.
+Values come from ``result.json``; each with its 95% CI over the benchmark's clusters
+(:mod:`lensbench.scoring.units`), read from ``result.json`` when it holds CIs drawn the same way,
+else resampled from ``samples.jsonl`` (:func:`lensbench.report.runs.run_intervals`). Where the
+records cannot reproduce the ``result.json`` value, the value is shown without a CI and a note
+says why. Runs that did not finish, or whose files are unreadable, are listed; the report never
+stops at a bad run. Rendering: :mod:`lensbench.report.leaderboard_render`.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from lensbench.core.extras import MissingExtraError
-from lensbench.report.runs import LoadedRun
-from lensbench.report.tables import fmt_value, render_table
-from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, bootstrap_ci
-from lensbench.scoring.units import HEADLINES, unit_tables
+from lensbench.report.runinfo import coverage_label, protocol_settings, run_state, settings_label
+from lensbench.report.leaderboard_render import TIDY_COLUMNS, render
+from lensbench.report.runs import LoadedRun, run_intervals, run_table_settings
+from lensbench.report.tables import fmt_value
+from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, Design, Interval
+from lensbench.scoring.intervals import design_for
+from lensbench.scoring.units import HEADLINES
 
 __all__ = ["Cell", "Leaderboard", "build_leaderboard", "render_leaderboard", "TIDY_COLUMNS"]
-
-TIDY_COLUMNS = ["model", "benchmark", "metric", "category", "value", "ci_low", "ci_high", "n"]
-_TITLES = {"rgb-th-bench": "RGB-Th-Bench", "if-bench": "IF-Bench", "iv-bench": "IV-Bench", "gobench": "GOBench",
-           "groundingme": "GroundingME"}
 
 
 @dataclass
 class Cell:
-    """One value of the tidy table; ``headline`` marks the leaderboard's columns; ``note`` says why no CI."""
+    """One value of the tidy table.
+
+    ``settings``: the named protocol settings of its run ("" = the paper's protocol);
+    ``coverage``: "" (all the data) or ``"22/1,686 queries: ..."``; ``state``: "" (complete) or
+    what is missing (``incomplete: 2 failed requests``); ``headline`` marks the leaderboard's
+    columns; ``note`` says why there is no CI; ``n``: clusters counting in the category;
+    ``cluster``: what the CI resampled; ``run``: the folder; ``row``: the row name (the model, or
+    ``model (folder)`` when another run of the model already fills the column).
+    """
 
     model: str
     benchmark: str
@@ -46,19 +57,29 @@ class Cell:
     headline: bool = False
     complete: bool = True
     note: str | None = None
-    #: the run's tag (``lensbench eval`` variant, ``--tag``): runs of one model and benchmark that differ in it
-    #: are separate columns
-    variant: str = ""
+    settings: str = ""
+    coverage: str = ""
+    state: str = ""
+    cluster: str = ""
+    run: str = ""
+    row: str = ""
+
+    @property
+    def column(self) -> tuple[str, str, str, str, str]:
+        """The leaderboard column this cell belongs to."""
+        return self.benchmark, self.settings, self.coverage, self.metric, self.category
 
 
 @dataclass
 class Leaderboard:
-    """All cells, the runs left out or incomplete (``(folder, why)``), and the bootstrap settings."""
+    """All cells, the runs left out or not complete (``(folder, why)``), and each benchmark's CI design."""
 
     cells: list[Cell] = field(default_factory=list)
     unfinished: list[tuple[str, str]] = field(default_factory=list)
     seed: int = 0
     n_resamples: int = DEFAULT_RESAMPLES
+    level: float = 0.95
+    designs: dict[str, Design] = field(default_factory=dict)
 
 
 def _result_value(metrics: dict[str, Any], key: str, col: str) -> float | None:
@@ -74,121 +95,108 @@ def _result_value(metrics: dict[str, Any], key: str, col: str) -> float | None:
     return float(v) if isinstance(v, (int, float)) else None
 
 
-def _run_cells(run: LoadedRun, n_resamples: int, seed: int, all_categories: bool) -> tuple[list[Cell], str | None]:
-    """Cells of one finished run and a note for the unfinished list (None when all is well)."""
+def _variants(run: LoadedRun, key: str) -> list[tuple[str, dict[str, Any], str]]:
+    """``(table key, metrics block, setting name)`` of a headline metric: one, or one per IV-Bench
+    sweep configuration (``sweep`` entries matched to the tables by frames and resolution)."""
     assert run.result is not None
-    bench, model, metrics = run.benchmark, run.model, run.result.metrics
-    tables = unit_tables(bench, run.records or [])
+    sweep = run.result.metrics.get("sweep")
+    if key != "accuracy" or not isinstance(sweep, list) or len(sweep) < 2:
+        return [(key, run.result.metrics, "")]
+    tables = run_table_settings(run)
+    out = []
+    for entry in sweep:
+        want = {"frames": entry.get("frames"), "resolution": entry.get("resolution")}
+        tkey = next((k for k, (metric, setting) in tables.items() if metric == key and setting == want), "")
+        out.append((tkey, {key: entry.get("accuracy") or {}}, str(entry.get("label") or want)))
+    return out
+
+
+def _cell_ci(cell: Cell, run: LoadedRun, tkey: str, tcat: str, design: Design) -> None:
+    """Attach the CI of table ``tkey`` category ``tcat`` to ``cell`` (or a note saying why not)."""
+    ivs = run_intervals(run, design)
+    iv: Interval | None = ivs.get((tkey, tcat))
+    if iv is None:
+        if not any(k == tkey for k, _c in ivs):
+            why = next((p.split(": ", 1)[-1] for p in run.problems if "samples.jsonl" in p), None)
+            cell.note = "no sample records in the common shape" + (f" ({why})" if why else "")
+        else:
+            cell.note = "category not in records"
+    elif cell.value is None:
+        cell.note = "no value"
+    elif iv.value is None or abs(iv.value - cell.value) > 1e-6 * max(1.0, abs(cell.value)):
+        cell.note = f"records give {fmt_value(iv.value)}, result.json {fmt_value(cell.value)}: no CI"
+    else:
+        cell.ci_low, cell.ci_high, cell.n, cell.cluster = iv.low, iv.high, iv.n, iv.cluster
+
+
+def _run_cells(run: LoadedRun, design: Design, all_categories: bool, settings: str) -> list[Cell]:
+    """The cells of one run (headline cells first), each with its CI or a note."""
+    assert run.result is not None
+    cov, state = coverage_label(run), run_state(run)
     cells: list[Cell] = []
-    note = None
-    for key, col, cat in HEADLINES.get(bench, []):
-        value = _result_value(metrics, key, col)
-        t = tables.get(key)
-        extra_cats = [c for c in (metrics.get(key) or {}) if c != col] if all_categories else []
-        for c_name, tcat, headline in [(col, cat, True)] + [(c, c, False) for c in extra_cats]:
-            v = value if headline else _result_value(metrics, key, c_name)
-            cell = Cell(model, bench, key, c_name, v, headline=headline, complete=run.result.complete,
-                        variant=str(run.result.extra.get("tag") or ""))
-            if t is None or tcat not in t.categories:
-                why = next((p.split(": ", 1)[-1] for p in run.problems if "samples.jsonl" in p), None)
-                cell.note = ("category not in records" if t is not None else
-                             "no sample records in the common shape" + (f" ({why})" if why else ""))
-            elif v is None:
-                cell.note = "no value"
-            else:
-                mine = t.value(tcat)
-                if mine is None or abs(mine - v) > 1e-6 * max(1.0, abs(v)):
-                    cell.note = f"records give {fmt_value(mine)}, result.json {fmt_value(v)}: no CI"
-                else:
-                    try:
-                        ci = bootstrap_ci(t, tcat, n_resamples=n_resamples, seed=seed)
-                    except MissingExtraError as exc:  # no scipy: values without CIs
-                        cell.note, cell.n = str(exc), len(t.units)
-                    else:
-                        cell.ci_low, cell.ci_high, cell.n = ci.low, ci.high, ci.n
-            cells.append(cell)
-    if not HEADLINES.get(bench):
-        note = f"unknown benchmark {bench!r}"
-    return cells, note
+    for key, col, cat in HEADLINES.get(run.benchmark, []):
+        for tkey, block, setting in _variants(run, key):
+            extra = [c for c in (block.get(key) or {}) if c != col] if all_categories else []
+            for c_name, tcat, headline in [(col, cat, True)] + [(c, c, False) for c in extra]:
+                cell = Cell(run.model, run.benchmark, key, c_name, _result_value(block, key, c_name), headline=headline,
+                            complete=run.result.complete, settings="; ".join(x for x in (settings, setting) if x),
+                            coverage=cov, state=state, run=str(run.path))
+                _cell_ci(cell, run, tkey, tcat, design)
+                cells.append(cell)
+    return cells
+
+
+def _shown(runs: Sequence[LoadedRun]) -> dict[str, set[str]]:
+    """Per benchmark, the settings whose values differ between its runs (named when no defaults are known)."""
+    per: dict[str, list[dict[str, Any]]] = {}
+    for r in runs:
+        if r.result is not None:
+            per.setdefault(r.benchmark, []).append(protocol_settings(r))
+    return {b: {k for k in set().union(*sets) if len({repr(s.get(k, "(not set)")) for s in sets}) > 1}
+            for b, sets in per.items()}
 
 
 def build_leaderboard(runs: list[LoadedRun], *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-                      all_categories: bool = True) -> Leaderboard:
-    """The leaderboard of ``runs`` (any mix of benchmarks and models); never raises for a bad run.
+                      level: float = 0.95, all_categories: bool = True,
+                      defaults: Mapping[str, Mapping[str, Any]] | None = None) -> Leaderboard:
+    """The leaderboard of ``runs`` (any mix of benchmarks, models and settings); never raises for a bad run.
 
-    Runs without result.json go to ``unfinished``; incomplete runs are reported (marked) and
-    also listed there. A model with two runs of one benchmark keeps the last one given (the
-    other is listed as superseded).
+    ``defaults``: benchmark -> its default options (settings equal to them are not named); without
+    them, the settings that differ between the runs of a benchmark are named. Runs without
+    result.json go to ``unfinished``; runs that are not complete are marked and listed there too.
     """
-    lb = Leaderboard(seed=seed, n_resamples=n_resamples)
-    seen: dict[tuple[str, str, str], str] = {}
+    lb = Leaderboard(seed=seed, n_resamples=n_resamples, level=level)
+    shown = _shown(runs)
+    taken: set[tuple] = set()
     for run in runs:
         if run.result is None:
             lb.unfinished.append((str(run.path), "; ".join(run.problems) or "no result.json"))
             continue
-        if not run.result.complete:
-            lb.unfinished.append((str(run.path), f"incomplete: {run.result.counts.get('n_error', '?')} failed "
-                                                 "requests (values marked *)"))
+        if run.benchmark not in HEADLINES:
+            lb.unfinished.append((str(run.path), f"unknown benchmark {run.benchmark!r}"))
+            continue
+        design = lb.designs.setdefault(run.benchmark, design_for(run.benchmark, n_resamples=n_resamples, seed=seed,
+                                                                 level=level))
         tag = str(run.result.extra.get("tag") or "")
-        key = (run.model, run.benchmark, tag)
-        if key in seen:
-            lb.unfinished.append((seen[key], f"superseded by {run.path} (same model, benchmark and tag)"))
-            lb.cells = [c for c in lb.cells if (c.model, c.benchmark, c.variant) != key]
-        seen[key] = str(run.path)
+        named = settings_label(protocol_settings(run), None if defaults is None else defaults.get(run.benchmark),
+                               sorted(shown.get(run.benchmark, ())))
         try:
-            cells, note = _run_cells(run, n_resamples, seed, all_categories)
+            cells = _run_cells(run, design, all_categories, "; ".join(x for x in (tag, named) if x))
         except Exception as exc:  # a bad run never stops the report
             lb.unfinished.append((str(run.path), f"could not be read: {type(exc).__name__}: {exc}"))
             continue
+        heads = {c.column for c in cells if c.headline}
+        row = run.model if not any((run.model, k) in taken for k in heads) else f"{run.model} ({run.path.name})"
+        taken.update((row, k) for k in heads)
+        for c in cells:
+            c.row = row
+        if cells and (cells[0].state or cells[0].coverage):
+            lb.unfinished.append((str(run.path), "; ".join(x for x in (cells[0].state, cells[0].coverage) if x)))
         lb.cells.extend(cells)
-        if note:
-            lb.unfinished.append((str(run.path), note))
     return lb
 
 
-def _fmt_ci(c: Cell) -> str:
-    s = fmt_value(c.value, 1) + ("" if c.complete else "*")
-    if c.ci_low is not None and c.ci_high is not None:
-        s += f" [{c.ci_low:.1f}, {c.ci_high:.1f}]"
-    return s
-
-
 def render_leaderboard(lb: Leaderboard, fmt: str = "md") -> str:
-    """``md``: the leaderboard table + unfinished runs; ``csv``: the tidy table
-    (:data:`TIDY_COLUMNS`, one header line); ``json``: everything. Raises ValueError for another format."""
-    if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(TIDY_COLUMNS)
-        for c in lb.cells:
-            w.writerow([c.model, c.benchmark + (f"--{c.variant}" if c.variant else ""), c.metric, c.category] +
-                       ["" if v is None else (f"{v:.6g}" if isinstance(v, float) else v)
-                        for v in (c.value, c.ci_low, c.ci_high, c.n)])
-        return buf.getvalue()
-    if fmt == "json":
-        return json.dumps({"cells": [asdict(c) for c in lb.cells], "unfinished": lb.unfinished,
-                           "seed": lb.seed, "n_resamples": lb.n_resamples}, indent=2, default=str) + "\n"
-    if fmt != "md":
-        raise ValueError(f"unknown format {fmt!r} (md, csv or json)")
-    heads = [c for c in lb.cells if c.headline]
-    columns: list[tuple[str, str, str, str]] = []
-    for c in heads:
-        k = (c.benchmark, c.variant, c.metric, c.category)
-        if k not in columns:
-            columns.append(k)
-    order = list(_TITLES)
-    columns.sort(key=lambda k: order.index(k[0]) if k[0] in order else 99)
-    models = list(dict.fromkeys(c.model for c in heads))
-    by = {(c.model, c.benchmark, c.variant, c.metric, c.category): c for c in heads}
-    rows = [[m] + [_fmt_ci(by[(m, *k)]) if (m, *k) in by else "-" for k in columns] for m in models]
-    names = [f"{_TITLES.get(b, b)}{f' [{v}]' if v else ''} {metric if metric not in ('accuracy', 'Score') else ''} "
-             f"{cat}".replace("  ", " ") for b, v, metric, cat in columns]
-    out = render_table(["Model"] + names, rows, "md", title="Leaderboard (value [95% CI], %)")
-    out += (f"\nCIs: percentile bootstrap over each benchmark's independent units, {lb.n_resamples} resamples, "
-            f"seed {lb.seed}. * = incomplete run.\n")
-    notes = sorted({f"{c.model} / {c.benchmark} {c.metric} {c.category}: {c.note}" for c in heads if c.note})
-    if notes:
-        out += "\nNo CI:\n" + "".join(f"- {n}\n" for n in notes)
-    if lb.unfinished:
-        out += "\nUnfinished or left-out runs:\n" + "".join(f"- {p}: {why}\n" for p, why in lb.unfinished)
-    return out
+    """``md``: the leaderboard table and its notes; ``csv``: the tidy table (:data:`TIDY_COLUMNS`);
+    ``json``: everything. Raises ValueError for another format."""
+    return render(lb, fmt)

@@ -5,6 +5,10 @@ A run folder holds ``run.json`` (manifest), ``samples.jsonl`` (one
 (:class:`~lensbench.core.results.RunResult`). :func:`load_run` reads what is there and lists
 what is missing or unreadable in ``problems`` instead of raising, so a report over many runs
 lists the bad ones and goes on.
+
+:func:`run_tables` and :func:`run_intervals` compute a run's metric tables and CIs once per
+process (the leaderboard, ``compare`` and the viewer share them); CIs drawn with the design a
+report asks for are read from ``result.json`` when the run stored them.
 """
 
 from __future__ import annotations
@@ -16,8 +20,12 @@ from typing import Any
 
 from lensbench.core.records import SampleRecord
 from lensbench.core.results import RunResult
+from lensbench.scoring.bootstrap import Design, Interval, UnitTable
+from lensbench.scoring.intervals import intervals_from_block, tables_block
+from lensbench.scoring.units import unit_tables
 
-__all__ = ["LoadedRun", "load_run", "load_records"]
+__all__ = ["LoadedRun", "load_run", "load_records", "ensure_records", "run_tables", "run_intervals",
+           "run_table_settings"]
 
 
 @dataclass
@@ -34,6 +42,10 @@ class LoadedRun:
     result: RunResult | None = None
     records: list[SampleRecord] | None = None
     problems: list[str] = field(default_factory=list)
+    records_loaded: bool = field(default=False, repr=False, compare=False)
+    _tables: dict[str, UnitTable] | None = field(default=None, repr=False, compare=False)
+    _intervals: dict[Design, dict[tuple[str, str], Interval]] = field(default_factory=dict, repr=False,
+                                                                      compare=False)
 
     @property
     def benchmark(self) -> str:
@@ -96,9 +108,48 @@ def load_run(run_dir: str | Path, with_records: bool = True) -> LoadedRun:
     else:
         run.problems.append(f"{p}: no result.json (unfinished or not a run folder)")
     if with_records:
-        run.records, why = load_records(p / "samples.jsonl")
-        if why:
-            run.problems.append(f"{p}: {why}")
+        ensure_records(run)
     if run.result is not None and not run.result.complete:
         run.problems.append(f"{p}: incomplete ({run.result.counts.get('n_error', '?')} failed requests)")
     return run
+
+
+def ensure_records(run: LoadedRun) -> list[SampleRecord] | None:
+    """The run's records, read from ``samples.jsonl`` on first use (a run loaded without them);
+    a reason they are unusable goes to ``problems``."""
+    if not run.records_loaded and run.records is None:
+        run.records_loaded = True
+        run.records, why = load_records(run.path / "samples.jsonl")
+        if why:
+            run.problems.append(f"{run.path}: {why}")
+    return run.records
+
+
+def run_tables(run: LoadedRun) -> dict[str, UnitTable]:
+    """The run's metric tables (:func:`lensbench.scoring.units.unit_tables` of its records), made once."""
+    if run._tables is None:
+        run._tables = unit_tables(run.benchmark, ensure_records(run) or [])
+    return run._tables
+
+
+def run_intervals(run: LoadedRun, design: Design) -> dict[tuple[str, str], Interval]:
+    """``{(table key, category): Interval}`` of every table and category of ``run`` under ``design``:
+    from ``result.json`` when it holds CIs drawn that way, else resampled (once per design)."""
+    if design not in run._intervals:
+        stored = intervals_from_block(run.result.ci if run.result is not None else None, design)
+        if stored is None:
+            stored = intervals_from_block(tables_block(run_tables(run), design), design) or {}
+        run._intervals[design] = stored
+    return run._intervals[design]
+
+
+def run_table_settings(run: LoadedRun) -> dict[str, tuple[str, dict[str, Any] | None]]:
+    """``{table key: (metric, setting)}`` of the run's metric tables, from the CIs stored in
+    ``result.json`` when there are any (no records read), else from the tables."""
+    block = run.result.ci if run.result is not None else None
+    if isinstance(block, dict) and isinstance(block.get("tables"), dict):
+        try:
+            return {k: (t["metric"], t.get("setting")) for k, t in block["tables"].items()}
+        except (KeyError, TypeError):
+            pass
+    return {k: (t.metric, t.setting) for k, t in run_tables(run).items()}

@@ -24,7 +24,7 @@ from lensbench.backends.base import Backend, BackendConfig
 from lensbench.benchmarks.base import Benchmark, RunContext
 from lensbench.core.datahome import resolve_data_dir
 from lensbench.core.errors import ConfigError
-from lensbench.core.records import SampleRecord
+from lensbench.core.records import SampleRecord, count_empty_replies
 from lensbench.core.results import RunResult
 from lensbench.runtime.engine import RetryPolicy
 from lensbench.runtime.settings import RunSettings
@@ -162,6 +162,8 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
         manifest["wall_s"] = round(time.time() - t0, 3)
         write_json(out / MANIFEST, manifest)
     metrics, counts = bench.aggregate(records)
+    if n_empty := count_empty_replies(r for r in records if isinstance(r, SampleRecord)):
+        counts["n_empty"] = n_empty  # the model's own "" answers, scored and counted apart (SPEC)
     write_samples(out, records)
     first_error = next((_first_error(r) for r in records if _first_error(r)), None)
     extra: dict[str, Any] = {"first_error": first_error} if first_error else {}
@@ -178,7 +180,8 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
                             f"{shard['n_samples_unsharded']} samples (--shard; join the shards with 'lensbench merge')")
     result = RunResult(benchmark=bench.name, model=model_name, metrics=metrics, counts=counts,
                        options=bench.options.model_dump(mode="json"),
-                       complete=counts.get("n_error", 0) == 0 and not partial, run_dir=str(out), extra=extra)
+                       complete=counts.get("n_error", 0) == 0 and not partial, run_dir=str(out), extra=extra,
+                       ci=_intervals(bench.name, records))
     write_json(out / RESULT, result.to_json())
     manifest["counts"] = counts
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -194,6 +197,17 @@ def _save_manifest(out: Path, store, manifest: dict[str, Any]) -> None:
     else:
         with RunStore(out, check=False) as st:
             st.put_meta("manifest", json.dumps(manifest, default=str, ensure_ascii=False))
+
+
+def _intervals(benchmark: str, records: list) -> dict[str, Any] | None:
+    """The run's CIs with the default design (``result.json["ci"]``; reports read them instead of
+    resampling). Never fails the run: a problem is recorded in place of the CIs."""
+    from lensbench.scoring.intervals import interval_block
+
+    try:
+        return interval_block(benchmark, [r for r in records if isinstance(r, SampleRecord)])
+    except Exception as exc:  # noqa: BLE001 - the run's own files come first
+        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def _first_error(r) -> str | None:

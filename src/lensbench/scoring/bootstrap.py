@@ -1,61 +1,98 @@
-"""Bootstrap confidence intervals and paired tests over a benchmark's independent units.
+"""Cluster bootstrap confidence intervals over a benchmark's scored units.
 
-Every headline metric of the five benchmarks is a ratio of sums over *units* (the things that
-are independent of one another: an IF-Bench question with all its rotations and languages, an
-RGB-Th-Bench (scene, skill) unit, an IV-Bench video, a GroundingME sample, a GOBench image),
-pooled over *columns* (skills, dimensions, tasks, ...):
+Every headline metric of the five benchmarks is a ratio of sums over *scored units* (an RGB-Th-Bench
+question or (scene, skill) unit, an IF-Bench (question, language) cell, an IV-Bench question, a
+GroundingME sample, a GOBench image), pooled over *columns* (skills, dimensions, tasks, ...):
 
 * ``micro``: ``sum_c N_c / sum_c D_c`` (a sample-weighted accuracy, e.g. IV-Bench Overall);
 * ``macro``: ``r_c = N_c / D_c`` per column, averaged within each column *group*, then over
   groups (e.g. IF-Bench Avg = mean over languages of the mean over dimensions).
 
-``N_c`` / ``D_c`` are the sums of the per-unit numerators / denominators of column ``c``. A
-:class:`UnitTable` holds these per-unit arrays; a bootstrap resamples units with replacement
-(within *strata* when given: each stratum keeps its size) and recomputes the metric, via
-``scipy.stats.bootstrap`` (one data sample per stratum, so scipy resamples each stratum on its
-own: a stratified bootstrap). Paired comparisons of two runs on the same units use the same
-resampled indices for both runs (CI of the difference) and ``scipy.stats.permutation_test``
-with ``permutation_type="samples"`` (A/B swapped within each unit) for the p-value.
+Units are not independent: they share an image, a scene, a video. SPEC General rules: a CI
+resamples the largest independent *cluster* of each benchmark (RGB-Th-Bench the scene, IF-Bench
+the image, IV-Bench the video, GOBench the image, GroundingME the sample), all its units together.
+A :class:`UnitTable` holds per-unit numerators/denominators and each unit's cluster; the bootstrap
+sums them per cluster once, then draws clusters with replacement.
 
-scipy is the ``stats`` extra: without it these functions raise
-:class:`lensbench.core.extras.MissingExtraError` (one line with the install hint).
+Method: percentile bootstrap. For a category (a set of columns) the clusters that count in it are
+resampled, ``n_resamples`` times, with ``numpy.random.default_rng(seed).integers(0, K, (B, K))``
+(exactly the draw of ``scipy.stats.bootstrap`` with ``batch=None``), and the interval is the
+``(1 - level) / 2`` and ``(1 + level) / 2`` linear quantiles of the resampled metric (as
+``scipy.stats.bootstrap(method="percentile")``). tests/scoring/test_bootstrap.py checks both
+against scipy on the same data.
 
-Seeds: ``numpy.random.default_rng(seed)`` is passed to scipy as ``rng``; the seed, the number of
-resamples and the method are returned with every interval so a report can record them.
+Why not call ``scipy.stats.bootstrap`` here: importing ``scipy.stats`` alone takes ~0.6 s of the
+~1 s a ``lensbench report`` or ``compare`` may take (issue 25), and a resample is a matrix product
+of cluster counts with the per-cluster sums (``(B, K) @ (K, C)``): the whole computation is a few
+lines of numpy, with no per-call validation or per-resample Python work.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
-from lensbench.core.extras import require
+__all__ = ["UnitTable", "Interval", "Design", "bootstrap_ci", "bootstrap_all", "DEFAULT_RESAMPLES", "METHOD",
+           "pooled_stat", "cluster_counts", "category_clusters", "percentile_interval", "plural"]
 
-__all__ = ["UnitTable", "Interval", "PairedResult", "bootstrap_ci", "paired_difference", "DEFAULT_RESAMPLES"]
-
+#: resamples of every CI, p-value and paired CI unless the user asks for another count
 DEFAULT_RESAMPLES = 2000
+#: the interval method, in words (recorded beside every CI)
+METHOD = "percentile bootstrap"
+
+
+@dataclass(frozen=True)
+class Design:
+    """How every interval of a report was drawn: recorded beside each CI (SPEC General rules).
+
+    ``cluster``: what one resampled cluster is (``"scene"``); ``n_resamples`` >= 1; ``seed``; ``level``
+    in (0, 1); ``method``: :data:`METHOD`.
+    """
+
+    cluster: str = "unit"
+    n_resamples: int = DEFAULT_RESAMPLES
+    seed: int = 0
+    level: float = 0.95
+    method: str = METHOD
+
+    def describe(self) -> str:
+        """One sentence, e.g. ``95% CI: percentile bootstrap over scenes (clusters resampled), 2000 resamples, seed 0``."""
+        return (f"{round(100 * self.level)}% CI: {self.method} over {plural(self.cluster)} (clusters resampled), "
+                f"{self.n_resamples} resamples, seed {self.seed}")
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-able dict (``cluster``, ``method``, ``n_resamples``, ``seed``, ``level``)."""
+        return {"cluster": self.cluster, "method": self.method, "n_resamples": self.n_resamples, "seed": self.seed,
+                "level": self.level}
+
+
+def plural(noun: str) -> str:
+    """``"scene"`` -> ``"scenes"``; a noun with a parenthesis pluralises its first word."""
+    head, sep, tail = noun.partition(" (")
+    return head + ("es" if head.endswith(("s", "x", "ch")) else "s") + (sep + tail if sep else "")
 
 
 @dataclass
 class UnitTable:
-    """Per-unit contributions to one metric.
+    """Per-unit contributions to one metric, with each unit's cluster.
 
     Attributes:
         metric: the metric's name (``"QAcc"``, ``"Score"``, ...).
-        units: U unit ids (strings), one per row.
-        columns: C column names (skills, (language, dimension) pairs rendered as text, ...).
-        num / den: float arrays of shape (U, C); ``den == 0`` = the unit does not count in
-            that column.
+        units: U unit ids (strings), one per row; ids are unique.
+        columns: C column names (skills, ``language/dimension``, tasks, ...).
+        num / den: float arrays of shape (U, C); ``den == 0`` = the unit does not count in that column.
         groups: (C,) int group of each column (``macro`` averages within groups, then over them).
-        strata: (U,) int stratum of each unit (resampled within strata), or None (one stratum).
+        clusters: (U,) the cluster id of each unit (e.g. its scene); None = every unit is its own cluster.
+        cluster: what a cluster is, in words (``"scene"``, ``"image"``, ``"video"``, ``"sample"``).
         pool: ``"micro"`` or ``"macro"`` (see the module docstring).
         categories: category name -> column indices; the first entry is the headline (all
             columns), e.g. ``{"Overall": [0..13], "Scene": [0], ...}``.
         scale: multiplier of the ratio (100 = percent).
+        setting: the protocol setting this table covers when a run holds several (IV-Bench sweep:
+            ``{"frames": 8, "resolution": None}``), else None.
     """
 
     metric: str
@@ -64,17 +101,24 @@ class UnitTable:
     num: np.ndarray
     den: np.ndarray
     groups: np.ndarray
-    strata: np.ndarray | None = None
+    clusters: list[str] | None = None
+    cluster: str = "unit"
     pool: Literal["micro", "macro"] = "macro"
     categories: dict[str, list[int]] = field(default_factory=dict)
     scale: float = 100.0
+    setting: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self.num = np.asarray(self.num, dtype=float).reshape(len(self.units), len(self.columns))
         self.den = np.asarray(self.den, dtype=float).reshape(len(self.units), len(self.columns))
         self.groups = np.asarray(self.groups, dtype=int)
+        if self.clusters is None:
+            self.clusters = list(self.units)
+        if len(self.clusters) != len(self.units):
+            raise ValueError(f"{self.metric}: {len(self.clusters)} cluster ids for {len(self.units)} units")
         if not self.categories:
             self.categories = {"all": list(range(len(self.columns)))}
+        self._sums: tuple[list[str], np.ndarray, np.ndarray] | None = None
 
     @property
     def headline(self) -> str:
@@ -83,46 +127,66 @@ class UnitTable:
 
     def value(self, category: str | None = None) -> float | None:
         """The metric on all units (no resampling); None when no unit counts."""
-        v = float(_stat(self.num[None], self.den[None], self.groups, self.categories[category or self.headline],
-                        self.pool)[0]) * self.scale
-        return None if np.isnan(v) else v
+        cols = self.categories[category or self.headline]
+        v = float(pooled_stat(self.num[:, cols].sum(0), self.den[:, cols].sum(0), self.groups[cols], self.pool))
+        return None if np.isnan(v) else v * self.scale
+
+    def cluster_sums(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """``(cluster ids, N, D)``: K clusters in order of first appearance, (K, C) sums of ``num``/``den``."""
+        if self._sums is None:
+            index: dict[str, int] = {}
+            inv = np.fromiter((index.setdefault(c, len(index)) for c in self.clusters), dtype=np.intp,
+                              count=len(self.units))
+            k = len(index)
+            n = np.stack([np.bincount(inv, weights=self.num[:, j], minlength=k) for j in range(len(self.columns))],
+                         axis=1) if self.columns else np.zeros((k, 0))
+            d = np.stack([np.bincount(inv, weights=self.den[:, j], minlength=k) for j in range(len(self.columns))],
+                         axis=1) if self.columns else np.zeros((k, 0))
+            self._sums = (list(index), n.reshape(k, len(self.columns)), d.reshape(k, len(self.columns)))
+        return self._sums
 
     def subset(self, unit_ids: Sequence[str]) -> "UnitTable":
         """The table restricted to (and ordered as) ``unit_ids`` (each must be present)."""
         pos = {u: i for i, u in enumerate(self.units)}
         idx = np.array([pos[u] for u in unit_ids], dtype=int)
+        assert self.clusters is not None
         return UnitTable(self.metric, list(unit_ids), self.columns, self.num[idx], self.den[idx], self.groups,
-                         None if self.strata is None else self.strata[idx], self.pool, self.categories, self.scale)
+                         [self.clusters[i] for i in idx], self.cluster, self.pool, self.categories, self.scale,
+                         self.setting)
 
 
-def _stat(num: np.ndarray, den: np.ndarray, groups: np.ndarray, cols: Sequence[int], pool: str) -> np.ndarray:
-    """The metric (unscaled) for each row of ``num``/``den`` summed over units: (B, U, C) -> (B,)."""
-    cols = np.asarray(cols, dtype=int)
-    n = num[..., cols].sum(axis=-2)
-    d = den[..., cols].sum(axis=-2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if pool == "micro":
-            return n.sum(axis=-1) / np.where(d.sum(axis=-1) > 0, d.sum(axis=-1), np.nan)
-        r = n / np.where(d > 0, d, np.nan)
-        g = groups[cols]
-        means = []
-        for gv in np.unique(g):
-            sel = r[..., g == gv]
-            present = ~np.isnan(sel)
-            cnt = present.sum(axis=-1)
-            means.append(np.where(cnt > 0, np.nansum(sel, axis=-1) / np.maximum(cnt, 1), np.nan))
-        m = np.stack(means, axis=-1)
-        cnt = (~np.isnan(m)).sum(axis=-1)
-        return np.where(cnt > 0, np.nansum(m, axis=-1) / np.maximum(cnt, 1), np.nan)
+def pooled_stat(n: np.ndarray, d: np.ndarray, groups: np.ndarray, pool: str) -> np.ndarray:
+    """The metric (unscaled) from column sums: ``n``/``d`` of shape (..., C) -> (...,); NaN when nothing counts.
+
+    ``micro``: ``sum n / sum d``. ``macro``: per column ``n / d`` (columns with ``d == 0`` absent),
+    mean within each group of ``groups`` over the present columns, then mean over the present groups.
+    """
+    n, d = np.asarray(n, float), np.asarray(d, float)
+    if pool == "micro":
+        tot = d.sum(axis=-1)
+        return np.where(tot > 0, n.sum(axis=-1) / np.where(tot > 0, tot, 1.0), np.nan)
+    present = d > 0
+    r = np.where(present, n / np.where(present, d, 1.0), 0.0)
+    means, has = [], []
+    for g in np.unique(groups):
+        sel = groups == g
+        cnt = present[..., sel].sum(axis=-1)
+        means.append(np.where(cnt > 0, r[..., sel].sum(axis=-1) / np.maximum(cnt, 1), 0.0))
+        has.append(cnt > 0)
+    if not means:
+        return np.full(n.shape[:-1], np.nan)
+    m, h = np.stack(means, axis=-1), np.stack(has, axis=-1)
+    cnt = h.sum(axis=-1)
+    return np.where(cnt > 0, (m * h).sum(axis=-1) / np.maximum(cnt, 1), np.nan)
 
 
 @dataclass
 class Interval:
     """A point estimate with its bootstrap confidence interval (metric units, e.g. percent).
 
-    ``low``/``high`` are None when fewer than 2 units count; ``n`` = units counting in the
-    category; ``seed``,
-    ``n_resamples``, ``method`` and ``level`` record how the interval was drawn.
+    ``low``/``high`` are None when fewer than 2 clusters count; ``n``: clusters counting in the
+    category; ``n_units``: units counting; ``cluster``, ``seed``, ``n_resamples``, ``method``
+    and ``level`` record how the interval was drawn.
     """
 
     value: float | None
@@ -133,150 +197,60 @@ class Interval:
     n_resamples: int
     method: str = "percentile"
     level: float = 0.95
+    cluster: str = "unit"
+    n_units: int = 0
 
 
-def _strata_indices(table: UnitTable) -> list[np.ndarray]:
-    if table.strata is None:
-        return [np.arange(len(table.units))]
-    return [np.flatnonzero(table.strata == s) for s in np.unique(table.strata)]
+def cluster_counts(rng: np.random.Generator, k: int, n_resamples: int) -> np.ndarray:
+    """(n_resamples, k) float counts of each of ``k`` clusters in each bootstrap resample.
+
+    The indices are ``rng.integers(0, k, (n_resamples, k))``, the draw ``scipy.stats.bootstrap``
+    makes for one data sample of length ``k`` (``batch=None``); row ``b`` counts how often each
+    cluster was drawn in resample ``b``.
+    """
+    idx = rng.integers(0, k, (n_resamples, k))
+    flat = idx + (np.arange(n_resamples, dtype=np.int64) * k)[:, None]
+    return np.bincount(flat.ravel(), minlength=n_resamples * k).reshape(n_resamples, k).astype(float)
 
 
-def _resample_stat(num: np.ndarray, den: np.ndarray, groups, cols, pool, fixed: np.ndarray | None = None):
-    """A vectorized scipy statistic: unit-index samples (..., n_s) -> metric (...,); ``fixed``
-    units (strata of one unit, which resampling cannot change) are appended to every resample."""
-    def statistic(*samples, axis=-1):
-        parts = [np.asarray(s) for s in samples]
-        if fixed is not None and len(fixed):
-            parts.append(np.broadcast_to(fixed, parts[0].shape[:-1] + fixed.shape))
-        idx = np.concatenate(parts, axis=-1)
-        return _stat(num[idx], den[idx], groups, cols, pool)
-    return statistic
+def category_clusters(d: np.ndarray, cols: Sequence[int]) -> np.ndarray:
+    """Indices of the clusters (rows of the (K, C) sums ``d``) that count in the columns ``cols``."""
+    return np.flatnonzero(d[:, list(cols)].sum(axis=1) > 0)
 
 
-def _split_strata(table: UnitTable) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
-    """(strata with >= 2 units, as scipy data samples; the units of one-unit strata)."""
-    strata = [s for s in _strata_indices(table) if len(s)]
-    data = tuple(s for s in strata if len(s) >= 2)
-    fixed = np.concatenate([s for s in strata if len(s) < 2] or [np.zeros(0, int)])
-    return data, fixed
-
-
-def _batch(n_units: int, n_cols: int) -> int:
-    return int(max(1, min(1000, 4_000_000 // max(1, n_units * n_cols))))
+def percentile_interval(stats: np.ndarray, level: float) -> tuple[float, float]:
+    """The percentile interval of bootstrap statistics (linear quantiles, as scipy's ``percentile``)."""
+    a = (1.0 - level) / 2.0
+    lo, hi = np.quantile(stats, [a, 1.0 - a])
+    return float(lo), float(hi)
 
 
 def bootstrap_ci(table: UnitTable, category: str | None = None, *, n_resamples: int = DEFAULT_RESAMPLES,
-                 seed: int = 0, level: float = 0.95, method: str = "percentile") -> Interval:
-    """The metric (category ``category``, default the headline) with a bootstrap CI over units.
+                 seed: int = 0, level: float = 0.95) -> Interval:
+    """The metric (category ``category``, default the headline) with its cluster-bootstrap CI.
 
-    Units are resampled with replacement within each stratum (``scipy.stats.bootstrap`` with one
-    data sample per stratum and ``rng=numpy.random.default_rng(seed)``); the statistic is the
-    metric on the resampled units. ``method``: ``"percentile"`` (default), ``"basic"`` or
-    ``"BCa"``. Returns the interval in the table's scale; low/high None with < 2 units.
+    The clusters counting in the category are resampled with replacement (see the module
+    docstring); every resample holds at least one of them, so no resample lacks the category.
+    Returns the interval in the table's scale; low/high None with < 2 clusters.
+    Raises KeyError for an unknown category.
     """
-    stats = require("scipy.stats", "stats", "bootstrap confidence intervals")
-
-    cols = table.categories[category or table.headline]
-    value = table.value(category)
-    n = int((table.den[:, cols].sum(axis=1) > 0).sum())  # units that count in this category
-    if value is None or n < 2:
-        return Interval(value, None, None, n, seed, n_resamples, method, level)
-    data, fixed = _split_strata(table)
-    if not data:  # nothing to resample
-        return Interval(value, value, value, n, seed, n_resamples, method, level)
-    stat = _resample_stat(table.num, table.den, table.groups, cols, table.pool, fixed)
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)  # all resamples equal: a valid CI
-        res = stats.bootstrap(data, stat, n_resamples=n_resamples, vectorized=True, paired=False,
-                              confidence_level=level, method=method, rng=np.random.default_rng(seed),
-                              batch=_batch(n, len(cols)))
-    lo, hi = float(res.confidence_interval.low) * table.scale, float(res.confidence_interval.high) * table.scale
-    return Interval(value, None if np.isnan(lo) else lo, None if np.isnan(hi) else hi, n, seed, n_resamples,
-                    method, level)
+    cat = category or table.headline
+    cols = table.categories[cat]
+    _ids, n_cl, d_cl = table.cluster_sums()
+    sel = category_clusters(d_cl, cols)
+    value = table.value(cat)
+    n_units = int((table.den[:, cols].sum(axis=1) > 0).sum())
+    iv = Interval(value, None, None, len(sel), seed, n_resamples, "percentile", level, table.cluster, n_units)
+    if value is None or len(sel) < 2:
+        return iv
+    rng = np.random.default_rng(seed)
+    w = cluster_counts(rng, len(sel), n_resamples)
+    stats = pooled_stat(w @ n_cl[np.ix_(sel, cols)], w @ d_cl[np.ix_(sel, cols)], table.groups[cols], table.pool)
+    iv.low, iv.high = (x * table.scale for x in percentile_interval(stats, level))
+    return iv
 
 
-@dataclass
-class PairedResult:
-    """Run A minus run B on the same units: ``diff`` with its bootstrap CI and permutation p-value.
-
-    ``a``/``b``: each run's value on the shared units; ``p_value``: two-sided, A/B swapped
-    within units (exact when 2**n <= n_resamples); ``n``: shared units counting in the category.
-    """
-
-    category: str
-    a: float | None
-    b: float | None
-    diff: float | None
-    low: float | None
-    high: float | None
-    p_value: float | None
-    n: int
-    seed: int
-    n_resamples: int
-
-
-def paired_difference(ta: UnitTable, tb: UnitTable, category: str | None = None, *,
-                      n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95) -> PairedResult:
-    """Paired difference A - B of a metric over the units both tables hold.
-
-    CI: percentile bootstrap of the difference, the same resampled units for both runs
-    (``scipy.stats.bootstrap``, stratified as in :func:`bootstrap_ci`). p-value:
-    ``scipy.stats.permutation_test(permutation_type="samples")`` swapping A and B within each
-    unit (null: the two runs are exchangeable on every unit). Columns are matched by name
-    (a column missing from one table has no contribution there).
-    """
-    stats = require("scipy.stats", "stats", "bootstrap confidence intervals")
-
-    shared = [u for u in ta.units if u in set(tb.units)]
-    cat = category or ta.headline
-    a, b = ta.subset(shared), _align_columns(tb.subset(shared), ta.columns)
-    va, vb = a.value(cat), b.value(cat)
-    cols_ = a.categories[cat]
-    n = int(((a.den[:, cols_].sum(axis=1) > 0) | (b.den[:, cols_].sum(axis=1) > 0)).sum())
-    diff = None if va is None or vb is None else va - vb
-    if diff is None or n < 2:
-        return PairedResult(cat, va, vb, diff, None, None, None, n, seed, n_resamples)
-    cols = a.categories[cat]
-    num = np.concatenate([a.num, b.num])
-    den = np.concatenate([a.den, b.den])
-    data, fixed = _split_strata(a)
-    if not data:
-        return PairedResult(cat, va, vb, diff, diff, diff, None, n, seed, n_resamples)
-    sa = _resample_stat(a.num, a.den, a.groups, cols, a.pool, fixed)
-    sb = _resample_stat(b.num, b.den, a.groups, cols, a.pool, fixed)
-
-    def dstat(*samples, axis=-1):
-        return sa(*samples) - sb(*samples)
-
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)  # all resamples equal: a valid CI
-        res = stats.bootstrap(data, dstat, n_resamples=n_resamples, vectorized=True, paired=False,
-                              confidence_level=level, method="percentile", rng=np.random.default_rng(seed),
-                              batch=_batch(n, len(cols)))
-    lo, hi = float(res.confidence_interval.low) * a.scale, float(res.confidence_interval.high) * a.scale
-    whole = _resample_stat(num, den, a.groups, cols, a.pool)
-
-    def pstat(x, y, axis=-1):
-        return whole(x) - whole(y)
-
-    perm = stats.permutation_test((np.arange(n), np.arange(n) + n), pstat, permutation_type="samples",
-                                  vectorized=True, n_resamples=n_resamples, rng=np.random.default_rng(seed),
-                                  batch=_batch(n, len(cols)))
-    p = float(perm.pvalue)
-    return PairedResult(cat, va, vb, diff, None if np.isnan(lo) else lo, None if np.isnan(hi) else hi,
-                        None if np.isnan(p) else min(1.0, p), n, seed, n_resamples)
-
-
-def _align_columns(t: UnitTable, columns: list[str]) -> UnitTable:
-    """``t`` with its columns reordered to ``columns`` (absent ones zero)."""
-    if t.columns == columns:
-        return t
-    pos = {c: i for i, c in enumerate(t.columns)}
-    num = np.zeros((len(t.units), len(columns)))
-    den = np.zeros_like(num)
-    for j, c in enumerate(columns):
-        if c in pos:
-            num[:, j] = t.num[:, pos[c]]
-            den[:, j] = t.den[:, pos[c]]
-    return UnitTable(t.metric, t.units, list(columns), num, den, np.zeros(len(columns), int), t.strata, t.pool,
-                     {}, t.scale)
+def bootstrap_all(table: UnitTable, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+                  level: float = 0.95) -> dict[str, Interval]:
+    """:func:`bootstrap_ci` of every category of ``table`` (``{category: Interval}``, table order)."""
+    return {c: bootstrap_ci(table, c, n_resamples=n_resamples, seed=seed, level=level) for c in table.categories}

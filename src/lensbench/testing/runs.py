@@ -41,11 +41,13 @@ def make_image(path: Path, size: tuple[int, int] = (320, 240), seed: int = 0, fm
 
 
 def write_run(run_dir: Path, benchmark: str, model: str, records: list[SampleRecord], metrics: dict[str, Any],
-              complete: bool = True, write_result: bool = True) -> Path:
-    """Write a run folder from records (``result.json`` only when ``write_result``)."""
+              complete: bool = True, write_result: bool = True, manifest: dict[str, Any] | None = None) -> Path:
+    """Write a run folder from records (``result.json`` only when ``write_result``); ``manifest``:
+    extra ``run.json`` fields (``n_samples``, ``options``, ``generation_overrides``, ...)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "run.json").write_text(json.dumps({"benchmark": benchmark, "model_name": model, "seed": 0,
-                                                  "model_spec": f"crafted:{model}"}), encoding="utf-8")
+                                                  "model_spec": f"crafted:{model}", **(manifest or {})}),
+                                      encoding="utf-8")
     with (run_dir / "samples.jsonl").open("w", encoding="utf-8") as fh:
         for r in records:
             fh.write(json.dumps(r.line(), ensure_ascii=False) + "\n")
@@ -107,7 +109,7 @@ def _rgbth(n: int, rng: random.Random, acc: float, media: Path, p_err: float) ->
 def _ifbench(n: int, rng: random.Random, acc: float, media: Path, p_err: float) -> list[SampleRecord]:
     out = []
     for q in range(max(1, n // 8)):
-        img = _img(media, f"ir{q}.png", 50 + q)
+        img = _img(media, f"ir{q // 2}.png", 50 + q // 2)  # two questions per image, as in the release
         dim = _IF_DIMS[q % len(_IF_DIMS)]
         for lang in ("en", "zh"):
             for rot in range(4):
@@ -118,7 +120,7 @@ def _ifbench(n: int, rng: random.Random, acc: float, media: Path, p_err: float) 
                 out.append(_rec("if-bench", f"q{q}/{lang}/rot{rot}", [img, {"type": "text", "text": text}], o,
                                 answer=ans, target=target, reply=f"The answer is {ans}",
                                 labels={"qid": f"q{q}", "dimension": dim, "language": lang, "rotation": rot},
-                                extra={"options": ["a", "b", "c", "d"]},
+                                extra={"options": ["a", "b", "c", "d"], "image": f"ir{q // 2}.png"},
                                 judge=[{"kind": "parser", "request_id": f"parse/q{q}/{lang}/{rot}",
                                         "reply": ans, "verdict": ans}] if o == "unparseable" else []))
     return out

@@ -13,7 +13,7 @@ from typing import Any
 from lensbench.benchmarks.gobench.records import ANSWERS, DIM_TITLES, DIMENSIONS
 from lensbench.core.resources import read_text
 from lensbench.core.results import RunResult
-from lensbench.report.common import run_label
+from lensbench.report.common import empty_notes, run_label
 from lensbench.report.tables import render_table
 
 __all__ = ["paper_table", "render_tables"]
@@ -93,4 +93,6 @@ def render_tables(results: Sequence[RunResult], fmt: str = "md", with_paper: boo
                 notes.append(f"{r.model}: {r.counts.get('n_error')} request(s) failed in transport and are not "
                              "scored; re-run with the same --out to retry them.")
         parts.append("\n".join(f"- {n}" for n in notes) + "\n")
+    if empty := empty_notes(results, "scored unparseable (excluded from every dimension, as any unparseable reply)"):
+        parts.append(empty)
     return "\n".join(parts)

@@ -11,7 +11,7 @@ from typing import Any
 from lensbench.benchmarks.groundingme.taxonomy import L1_ABBR, L1_ORDER, L2_ABBR, L2_ORDER
 from lensbench.core.resources import read_json
 from lensbench.core.results import RunResult
-from lensbench.report.common import run_tags, skipped_notes
+from lensbench.report.common import empty_notes, run_tags, skipped_notes
 from lensbench.report.tables import render_table
 
 __all__ = ["run_label", "render_tables"]
@@ -118,4 +118,6 @@ def render_tables(results: Sequence[RunResult], fmt: str = "md", with_paper: boo
                                   + note, digits=1))
     if skipped_notes(results, "sample(s)"):
         parts.append(skipped_notes(results, "sample(s)"))
+    if empty := empty_notes(results, "scored unparseable (a miss)"):
+        parts.append(empty)
     return "\n".join(parts)

@@ -119,7 +119,7 @@ class Reading:
 
     ``letter``: the answer read directly (None = not read); ``judged_by``: ``"exact"`` /
     ``"first-char"`` when ``letter`` is set; ``parser_text``: the text to give the parser (None when
-    no parser call is needed or possible); ``note``: why nothing was read (empty reply).
+    no parser call is needed); ``note``: what was read (``"empty reply"``).
     """
 
     letter: str | None
@@ -142,9 +142,9 @@ def read_reply(text: str | None, mode: str) -> Reading:
         letter = official_first_char(text) if mode != "hybrid" else None
     if letter is not None:
         return Reading(letter, how)
-    if not cleaned:
-        return Reading(None, note="empty reply after reasoning strip")
-    return Reading(None, parser_text=cleaned)
+    # an empty reply is the model's answer too (SPEC General rules): like any reply that is not a
+    # letter it goes to the parser (as the official code sends it), which finds no option in it
+    return Reading(None, parser_text=cleaned, note=None if cleaned else "empty reply")
 
 
 def read_parser_reply(text: str | None, mode: str) -> str | None:

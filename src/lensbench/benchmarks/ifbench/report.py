@@ -14,7 +14,7 @@ from lensbench.benchmarks.ifbench.analyses import (norm_name, paper_table, parse
 from lensbench.benchmarks.ifbench.data import ABBREVS, COLUMNS
 from lensbench.benchmarks.ifbench.prompts import INPUT_LABELS, INPUTS
 from lensbench.core.results import RunResult
-from lensbench.report.common import incomplete_notes, run_label, skipped_notes
+from lensbench.report.common import empty_notes, incomplete_notes, run_label, skipped_notes
 from lensbench.report.tables import render_table
 
 __all__ = ["render", "render_inputs", "render_scale", "render_thinking", "facts", "label", "setting"]
@@ -133,6 +133,9 @@ def render(results: Sequence[RunResult], fmt: str = "md", with_paper: bool = Fal
         "retry them.")).splitlines(keepends=True)
     if skipped := skipped_notes(results, "question(s)"):
         parts.append(skipped)
+    if empty := empty_notes(results, "judged like any reply that is not a single letter (the answer parser, or "
+                                     "unparseable without one)"):
+        parts.append(empty)
     return "\n".join(parts)
 
 

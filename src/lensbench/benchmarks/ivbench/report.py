@@ -14,7 +14,7 @@ from lensbench.benchmarks.ivbench.data import TABLE2_COLUMNS
 from lensbench.benchmarks.ivbench.sweep import config_label
 from lensbench.core.resources import read_text
 from lensbench.core.results import RunResult
-from lensbench.report.common import counts_table, incomplete_notes, run_tags
+from lensbench.report.common import counts_table, empty_notes, incomplete_notes, run_tags
 from lensbench.report.tables import render_table
 
 __all__ = ["paper_rows", "render_tables"]
@@ -97,4 +97,6 @@ def render_tables(results: Sequence[RunResult], fmt: str = "md", with_paper: boo
     if any(r.metrics.get("sweep") for r in results):
         parts += _sweep(results, fmt)
     parts += _notes(results)
+    if empty := empty_notes(results, "scored unparseable (wrong)"):
+        parts.append(empty)
     return "\n".join(parts)

@@ -6,12 +6,13 @@ rows), Fig. 4 / Fig. 5 (per-skill QAcc / SAcc), Sec. 4.3 (non-compliance counts)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from lensbench.core.resources import read_json
 from lensbench.core.results import RunResult
-from lensbench.report.common import counts_table, incomplete_notes, run_label, skipped_notes
+from lensbench.report.common import counts_table, empty_notes, incomplete_notes, run_label, skipped_notes
 from lensbench.report.tables import render_table
 from lensbench.scoring.metrics import binomial_threshold
 from lensbench.benchmarks.rgbth.data import DEFAULT_INPUT, EXTRA_SKILLS, RGB_TH_TXT, RGB_TXT, SKILLS
@@ -58,9 +59,7 @@ def render_tables(results: Sequence[RunResult], fmt: str = "md", with_paper: boo
              "Overall SAcc"]
     rows = [_row3("Random Baseline", {c: 50.0 for c in (RGB_TXT, RGB_TH_TXT, "Overall")},
                   {c: 6.25 for c in (RGB_TXT, RGB_TH_TXT, "Overall")})]
-    if results:
-        sig = results[0].metrics.get("significance", {})
-        rows.append(_row3("Statistically Significant (>)", sig.get("QAcc", {}), sig.get("SAcc", {})))
+    rows += [_row3(name, sig.get("QAcc", {}), sig.get("SAcc", {})) for name, sig, _r in _significance_rows(results)]
     if with_paper:
         rows += [_row3(f"{p['model']} (paper)", p["QAcc"], p["SAcc"]) for p in paper_rows()]
     rows += [_row3(model_label(r), r.metrics["QAcc"], r.metrics["SAcc"]) for r in results]
@@ -83,10 +82,23 @@ def render_tables(results: Sequence[RunResult], fmt: str = "md", with_paper: boo
     )).splitlines(keepends=True)
     if skipped := skipped_notes(results, "unit(s)"):
         parts.append(skipped)
+    if empty := empty_notes(results, "scored Fail (no Yes/No in it: non-compliance, counted unparseable)"):
+        parts.append(empty)
     note = notes(results)
     if note:
         parts.append(note)
     return "\n".join(parts)
+
+
+def _significance_rows(results: Sequence[RunResult]) -> list[tuple[str, dict[str, Any], RunResult]]:
+    """Table 3's "Statistically Significant (>=)" row(s): the least accuracy significantly above chance
+    (itself significant, hence ">="), from each run's counts: one row when every run has the same
+    thresholds, else one per run (runs with different numbers of scored questions or units)."""
+    sigs = [(r.metrics.get("significance", {}), r) for r in results]
+    distinct = {json.dumps({k: v for k, v in sig.items() if k != "test"}, sort_keys=True) for sig, _r in sigs}
+    if len(distinct) <= 1:
+        return [("Statistically Significant (>=)", sig, r) for sig, r in sigs[:1]]
+    return [(f"Statistically Significant (>=) [{_name(r)}]", sig, r) for sig, r in sigs]
 
 
 def _group_counts(r: RunResult) -> dict[str, tuple[int, int]]:
@@ -111,19 +123,24 @@ def notes(results: Sequence[RunResult]) -> str:
                 seen.add(key)
                 lines.append(f"- Data defect: unit {d['unit']} ({d['skill']}) asks {d['question']!r} more than once "
                              "with opposite answers (Yes and No); the unit can never pass SAcc. Scored as released.")
-    if results:
-        sig = results[0].metrics.get("significance", {}).get("SAcc", {})
-        n = _group_counts(results[0])
-        paper = paper_significance()["SAcc"]
-        ours = ", ".join(f"{c} > {sig[c]:.2f} ({n[c][1]} units)" for c in (RGB_TXT, RGB_TH_TXT, "Overall")
+    per_run = []
+    for name, sig_all, r in _significance_rows(results):
+        sig, n = sig_all.get("SAcc", {}), _group_counts(r)
+        text = ", ".join(f"{c} >= {sig[c]:.2f} ({n[c][1]} units)" for c in (RGB_TXT, RGB_TH_TXT, "Overall")
                          if sig.get(c) is not None)
+        if text:
+            per_run.append(text if name.endswith("(>=)") else f"{_name(r)}: {text}")
+    if per_run:
+        paper = paper_significance()["SAcc"]
+        ours = "; ".join(per_run)
+        whose = "this run's" if len(per_run) == 1 else "each run's"  # one row: every run has the same counts
         if ours:
             pq, pn = paper_significance()["QAcc"], (812, 1624)  # the paper's questions per group / overall
             by_q = " / ".join(f"{binomial_threshold(n_, 0.5 ** 4):.2f}" for n_ in pn)
             lines.append(
                 f"- SAcc significance: the paper's thresholds (> {paper[RGB_TXT]:g} per group, > {paper['Overall']:g} "
                 f"Overall) are not reproduced by an exact one-sided binomial test over the units scored "
-                f"(chance 6.25% for a 4-question unit, p < 0.05): ours, from this run's counts: {ours}. The "
+                f"(chance 6.25% for a 4-question unit, p < 0.05): ours, from {whose} counts: {ours}. The "
                 f"paper's figures match the same test with the number of QUESTIONS as n ({pn[0]} / {pn[1]} give "
                 f"{by_q}, printed > {paper[RGB_TXT]:g} / > {paper['Overall']:g}); a unit, not a question, is one "
                 f"SAcc trial, so we count units. QAcc thresholds: paper > {pq[RGB_TXT]:g} / > {pq['Overall']:g}.")

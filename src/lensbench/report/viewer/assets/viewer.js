@@ -331,14 +331,15 @@
     D.comparisons.forEach(function (c, ci) {
       var sec = h('div', { cls: 'comparison', 'data-ci': ci },
         h('h2', { text: c.benchmark + ': A = ' + c.a + '  vs  B = ' + c.b }),
-        h('p', { cls: 'note', text: c.n_shared + ' shared samples (' + c.n_only_a + ' only in A, ' + c.n_only_b + ' only in B). 95% CI: paired bootstrap over units; p: permutation (A/B swapped within units); seed ' + c.seed + ', ' + c.n_resamples + ' resamples.' }));
+        h('p', { cls: 'note', text: c.n_shared + ' shared samples (' + c.n_only_a + ' only in A, ' + c.n_only_b + ' only in B); each run scored as its own result scores it, on the units both scored. ' + c.ci_note }));
       var rows = c.rows.map(function (r) {
         var cls = r.diff > 0 ? 'pos' : (r.diff < 0 ? 'neg' : '');
-        return h('tr', null, [r.metric, r.category, fmt(r.a), fmt(r.b)].map(function (x) { return h('td', { text: x }); }),
+        return h('tr', null, [r.metric + (r.setting ? ' [' + r.setting + ']' : ''), r.category, fmt(r.a), fmt(r.b)].map(function (x) { return h('td', { text: x }); }),
           h('td', { cls: cls, text: fmt(r.diff) }), h('td', { text: '[' + fmt(r.low) + ', ' + fmt(r.high) + ']' }),
-          h('td', { text: r.p_value === null ? '-' : r.p_value.toFixed(3) }), h('td', { text: fmt(r.n) }));
+          h('td', { text: r.p_value === null ? '-' : r.p_value.toFixed(3) + (r.exact ? ' (exact)' : '') }), h('td', { text: fmt(r.n) }));
       });
-      sec.appendChild(h('table', { cls: 'tbl deltas' }, h('thead', null, h('tr', null, ['metric', 'category', 'A', 'B', 'A−B', '95% CI', 'p', 'units'].map(function (x) { return h('th', { text: x }); }))),
+      var unit = (c.design && c.design.cluster ? c.design.cluster : 'unit') + 's';
+      sec.appendChild(h('table', { cls: 'tbl deltas' }, h('thead', null, h('tr', null, ['metric', 'category', 'A', 'B', 'A−B', '95% CI', 'p', unit].map(function (x) { return h('th', { text: x }); }))),
         h('tbody', null, rows)));
       (c.notes || []).forEach(function (n) { sec.appendChild(h('p', { cls: 'note', text: n })); });
       sec.appendChild(h('h3', { text: c.flips.length + ' flipped samples' }));

@@ -1,0 +1,147 @@
+"""What a run's numbers cover: its protocol settings, its coverage of the benchmark, its state.
+
+Read by the leaderboard (``lensbench report``, ``eval``, the viewer) and by ``lensbench compare``:
+
+* :func:`protocol_settings`: every setting that changes what is measured: the benchmark's options
+  (minus paths, workers and metadata: :data:`lensbench.scoring.units.UNITS` ``not_settings``),
+  the judge/parser model, and the generation parameters the user overrode (``temperature``,
+  ``max_tokens``, ``top_p``, ``extra_body`` keys, ``image_max_side``). Runs that differ in any of
+  them are different columns, never one superseding the other.
+* :func:`coverage`: samples run / samples in the benchmark's data (``22/1,686 queries``: the rest
+  skipped for missing media, or a ``--limit`` / ``--shard`` run).
+* :func:`run_state`: ``partial (first N of M ...)``, ``incomplete: N failed requests``,
+  ``killed: N unsent requests`` (a run stopped before every request was sent and rebuilt from
+  its store: the missing replies were never asked for), or ``""`` for a complete run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lensbench.report.runs import LoadedRun, ensure_records
+from lensbench.scoring.units import UNITS
+
+__all__ = ["protocol_settings", "settings_label", "settings_differences", "coverage", "coverage_label",
+           "run_state", "error_split"]
+
+#: the error text of a request a rebuilt run never sent (runtime.engine, offline)
+UNSENT = "no stored reply"
+
+
+def _flat(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flat(f"{prefix}.{k}" if prefix else str(k), v, out)
+    else:
+        out[prefix] = value
+
+
+def protocol_settings(run: LoadedRun) -> dict[str, Any]:
+    """``{setting: value}`` of ``run`` (see the module docstring); options first, then judge and overrides."""
+    res = run.result
+    options = (res.options if res is not None and res.options else run.manifest.get("options")) or {}
+    skip = UNITS[run.benchmark].not_settings if run.benchmark in UNITS else frozenset()
+    out: dict[str, Any] = {k: v for k, v in options.items() if k not in skip}
+    judge = (res.extra.get("judge") if res is not None else None) or run.manifest.get("judge_spec")
+    if judge:
+        out["judge"] = judge
+    gen = run.manifest.get("generation_overrides") or {}
+    for k in ("temperature", "max_tokens", "top_p"):
+        if gen.get(k) is not None:
+            out[k] = gen[k]
+    _flat("", gen.get("extra_body") or {}, extra := {})
+    out.update({f"extra_body.{k}": v for k, v in extra.items()})
+    side = (run.manifest.get("settings") or {}).get("image_max_side")
+    if side is not None:
+        out["image_max_side"] = side
+    return out
+
+
+def _text(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+def settings_label(settings: Mapping[str, Any], defaults: Mapping[str, Any] | None = None,
+                   shown: Sequence[str] | None = None) -> str:
+    """The settings worth naming, as ``"blind; input=thermal-only; judge: qwen3-8b"`` (``""`` for none).
+
+    A setting is named when it differs from ``defaults`` (the benchmark's default options; judge
+    and generation overrides always), or, without defaults, when it is in ``shown`` (settings
+    that differ between the runs being reported). ``True`` flags are named bare (``blind``).
+    """
+    parts = []
+    for k, v in settings.items():
+        if k == "judge":
+            parts.append(f"judge: {v}")
+            continue
+        if defaults is not None and k in defaults:
+            if defaults[k] == v:
+                continue
+        elif k in ("temperature", "max_tokens", "top_p", "image_max_side") or k.startswith("extra_body."):
+            pass
+        elif shown is None or k not in shown:
+            continue
+        parts.append(k if v is True else f"{k}={_text(v)}")
+    return "; ".join(parts)
+
+
+def settings_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """``["input: rgb+thermal (A) vs thermal-only (B)", ...]`` for every setting the two differ in."""
+    return [f"{k}: {_text(a.get(k, '(not set)'))} (A) vs {_text(b.get(k, '(not set)'))} (B)"
+            for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k)]
+
+
+def coverage(run: LoadedRun) -> tuple[int, int] | None:
+    """``(samples run, samples in the data)``, or None when the run's files do not say."""
+    m, res = run.manifest, run.result
+    if "n_samples" not in m:
+        return None
+    total = int(m.get("shard", {}).get("n_samples_unsharded") or m.get("n_samples_loaded") or m["n_samples"])
+    if res is not None and run.benchmark in UNITS:
+        total += int(res.counts.get(UNITS[run.benchmark].skipped_key) or 0)
+    return int(m["n_samples"]), total
+
+
+def coverage_label(run: LoadedRun) -> str:
+    """``""`` for a run over all the data, else ``"22/1,686 queries"`` (+ why when the run says)."""
+    cov = coverage(run)
+    if cov is None or cov[0] >= cov[1]:
+        return ""
+    noun = UNITS[run.benchmark].samples if run.benchmark in UNITS else "samples"
+    res = run.result
+    why = ""
+    if res is not None and res.extra.get("partial"):
+        why = f": {res.extra['partial']}"
+    elif res is not None and run.benchmark in UNITS and res.counts.get(UNITS[run.benchmark].skipped_key):
+        why = ": the rest skipped for missing media"
+    return f"{cov[0]:,}/{cov[1]:,} {noun}{why}"
+
+
+def error_split(run: LoadedRun) -> tuple[int, int]:
+    """``(failed, unsent)`` requests of a run: unsent = never asked (a killed run rebuilt from its store)."""
+    res = run.result
+    n_error = int(res.counts.get("n_error") or 0) if res is not None else 0
+    records = ensure_records(run) if n_error else None
+    if records is None:
+        return n_error, 0
+    unsent = sum(1 for r in records if r.outcome == "error" and (r.error or "").startswith(UNSENT))
+    return n_error - unsent, unsent
+
+
+def run_state(run: LoadedRun) -> str:
+    """``""`` (complete), or what is missing: ``partial (...)``, ``incomplete: N failed requests``,
+    ``killed: N unsent requests`` (both when both)."""
+    res = run.result
+    if res is None:
+        return "unfinished: no result.json"
+    parts = []
+    if res.extra.get("partial"):
+        parts.append(f"partial ({res.extra['partial']})")
+    failed, unsent = error_split(run)
+    if unsent:
+        parts.append(f"killed: {unsent} unsent request{'s' * (unsent != 1)} (run the same command to finish)")
+    if failed:
+        parts.append(f"incomplete: {failed} failed request{'s' * (failed != 1)} (re-run to retry them)")
+    return "; ".join(parts)

@@ -1,0 +1,59 @@
+"""A run's confidence intervals as one JSON block: written to ``result.json`` by the run, read by reports.
+
+``{"design": {cluster, method, n_resamples, seed, level}, "tables": {key: {"metric", "setting",
+"intervals": {category: [value, low, high, n clusters, n units]}}}}`` with the table keys of
+:func:`lensbench.scoring.units.unit_tables` (``QAcc``, ``accuracy#2``, ...). Computed once per run
+with the default design; a report asking for the same design reads it instead of resampling
+(issue 25: statistics computed once and cached per run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lensbench.core.records import SampleRecord
+from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, Design, Interval, UnitTable, bootstrap_all
+from lensbench.scoring.units import cluster_of, unit_tables
+
+__all__ = ["design_for", "interval_block", "intervals_from_block", "tables_block"]
+
+
+def design_for(benchmark: str, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95) -> Design:
+    """The :class:`Design` of ``benchmark``'s CIs (its cluster, the given count, seed and level)."""
+    return Design(cluster_of(benchmark), n_resamples, seed, level)
+
+
+def tables_block(tables: dict[str, UnitTable], design: Design) -> dict[str, Any]:
+    """The JSON block (see the module docstring) of every category of every table."""
+    out: dict[str, Any] = {}
+    for key, t in tables.items():
+        ivs = bootstrap_all(t, n_resamples=design.n_resamples, seed=design.seed, level=design.level)
+        out[key] = {"metric": t.metric, "setting": t.setting,
+                    "intervals": {c: [iv.value, iv.low, iv.high, iv.n, iv.n_units] for c, iv in ivs.items()}}
+    return {"design": design.to_json(), "tables": out}
+
+
+def interval_block(benchmark: str, records: Sequence[SampleRecord], **design: Any) -> dict[str, Any] | None:
+    """The block for a run's records (None when the benchmark has no unit tables for them);
+    ``design``: ``n_resamples``, ``seed``, ``level`` (defaults: :func:`design_for`)."""
+    tables = unit_tables(benchmark, records)
+    if not tables:
+        return None
+    return tables_block(tables, design_for(benchmark, **design))
+
+
+def intervals_from_block(block: dict[str, Any] | None, design: Design) -> dict[tuple[str, str], Interval] | None:
+    """``{(table key, category): Interval}`` from a stored block drawn with ``design``; None when the
+    block is missing, malformed or was drawn another way."""
+    if not isinstance(block, dict) or block.get("design") != design.to_json():
+        return None
+    out = {}
+    try:
+        for key, t in block["tables"].items():
+            for cat, (value, low, high, n, n_units) in t["intervals"].items():
+                out[(key, cat)] = Interval(value, low, high, int(n), design.seed, design.n_resamples, "percentile",
+                                           design.level, design.cluster, int(n_units))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return out

@@ -1,0 +1,163 @@
+"""Paired comparison of two runs on the same clusters: CI of A - B and a permutation p-value.
+
+Both runs are scored exactly as their own results score them (their own :class:`UnitTable`),
+on the units both scored (SPEC General rules): a unit one run failed is left out of both; a cell
+(unit, column) counts only when both runs scored it. The resampled unit is the cluster
+(:mod:`lensbench.scoring.bootstrap`).
+
+* CI: percentile bootstrap of A - B, the same resampled clusters for both runs (the draw of
+  :func:`lensbench.scoring.bootstrap.cluster_counts`), over the clusters counting in the category.
+* p-value: two-sided paired permutation test, A and B swapped within each cluster (all its units
+  together); null: the two runs are exchangeable on every cluster. Swapping a cluster where A and
+  B contribute the same sums changes nothing, so only the *discordant* clusters (m of them) are
+  permuted: all ``2**m`` swaps when ``2**m <= n_resamples`` (an exact test), else
+  ``n_resamples`` random swaps drawn as ``scipy.stats.permutation_test(permutation_type="samples")``
+  draws them (``rng.permuted`` of each cluster's pair). p = ``2 * min(P(T <= t), P(T >= t))``
+  capped at 1, with scipy's relative tolerance for ties and its ``+1`` correction for random swaps.
+  tests/scoring/test_paired.py checks it against ``scipy.stats.permutation_test`` on the same data
+  and against exact enumeration of crafted runs; tests/report/test_compare_recorded.py against an
+  independent scene-swap test on real recorded RGB-Th-Bench replies.
+
+Why hand-vectorised rather than ``scipy.stats.permutation_test``: see
+:mod:`lensbench.scoring.bootstrap` (import cost; one matrix product per category).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from lensbench.scoring.bootstrap import (DEFAULT_RESAMPLES, UnitTable, category_clusters, cluster_counts,
+                                         percentile_interval, pooled_stat)
+
+__all__ = ["PairedResult", "pair_tables", "paired_difference", "paired_all", "permutation_pvalue"]
+
+_EPS = float(np.finfo(float).eps) * 100  # scipy.stats.permutation_test's relative tolerance for ties
+
+
+@dataclass
+class PairedResult:
+    """Run A minus run B on the same clusters: ``diff`` with its bootstrap CI and permutation p-value.
+
+    ``a``/``b``: each run's value on the shared units; ``p_value``: two-sided (None with < 2
+    clusters); ``exact``: whether every swap was enumerated; ``n``: clusters counting in the
+    category; ``n_discordant``: clusters where the two runs differ; ``n_units``: shared units.
+    """
+
+    category: str
+    a: float | None
+    b: float | None
+    diff: float | None
+    low: float | None
+    high: float | None
+    p_value: float | None
+    n: int
+    seed: int
+    n_resamples: int
+    cluster: str = "unit"
+    exact: bool = False
+    n_discordant: int = 0
+    n_units: int = 0
+
+
+def pair_tables(ta: UnitTable, tb: UnitTable) -> tuple[UnitTable, UnitTable]:
+    """``ta`` and ``tb`` on the units both hold (A's order), B's columns aligned to A's by name, and
+    every cell that only one of them scored zeroed in both. Raises ValueError when a shared unit
+    lies in different clusters in the two tables."""
+    in_b = set(tb.units)
+    shared = [u for u in ta.units if u in in_b]
+    a, b = ta.subset(shared), tb.subset(shared)
+    if a.clusters != b.clusters:
+        raise ValueError(f"{ta.metric}: the runs put a unit in different {ta.cluster}s")
+    pos = {c: i for i, c in enumerate(b.columns)}
+    nb, db = np.zeros_like(a.num), np.zeros_like(a.den)
+    for j, c in enumerate(a.columns):
+        if c in pos:
+            nb[:, j], db[:, j] = b.num[:, pos[c]], b.den[:, pos[c]]
+    both = (a.den > 0) & (db > 0)
+    mk = lambda t, n, d: UnitTable(t.metric, shared, a.columns, np.where(both, n, 0.0), np.where(both, d, 0.0),
+                                   a.groups, a.clusters, a.cluster, a.pool, a.categories, a.scale, t.setting)
+    return mk(a, a.num, a.den), mk(b, nb, db)
+
+
+def _flip_stat(na, da, nb, db, f, groups, pool, scale):
+    """A - B for swap patterns ``f`` (P, m) over the m discordant clusters' sums ``na..db`` (m, C)."""
+    dn, dd = f @ (nb - na), f @ (db - da)
+    ta, tb = na.sum(0), nb.sum(0)
+    da_, db_ = da.sum(0), db.sum(0)
+    return (pooled_stat(ta + dn, da_ + dd, groups, pool) - pooled_stat(tb - dn, db_ - dd, groups, pool)) * scale
+
+
+def permutation_pvalue(na: np.ndarray, da: np.ndarray, nb: np.ndarray, db: np.ndarray, groups: np.ndarray,
+                       pool: str, scale: float, *, n_resamples: int = DEFAULT_RESAMPLES,
+                       seed: int = 0) -> tuple[float, bool, int]:
+    """``(p, exact, m)``: the two-sided paired permutation p-value of A - B over clusters.
+
+    ``na``/``da``/``nb``/``db``: (K, C) per-cluster sums of each run over the category's columns;
+    ``m``: discordant clusters. See the module docstring for the method.
+    """
+    disc = np.flatnonzero((na != nb).any(axis=1) | (da != db).any(axis=1))
+    m = len(disc)
+    fixed_a, fixed_b = np.delete(na, disc, 0).sum(0), np.delete(nb, disc, 0).sum(0)
+    fixed_da, fixed_db = np.delete(da, disc, 0).sum(0), np.delete(db, disc, 0).sum(0)
+    if m == 0:
+        return 1.0, True, 0
+    # the fixed clusters' sums ride along as one extra row that no pattern swaps (A and B equal there)
+    xa, xb = np.vstack([na[disc], fixed_a]), np.vstack([nb[disc], fixed_b])
+    xda, xdb = np.vstack([da[disc], fixed_da]), np.vstack([db[disc], fixed_db])
+    obs = float(_flip_stat(xa, xda, xb, xdb, np.zeros(m + 1), groups, pool, scale))
+    exact = 2 ** m <= n_resamples
+    if exact:
+        flips = np.array(list(itertools.product((0.0, 1.0), repeat=m)))
+    else:
+        rng = np.random.default_rng(seed)
+        pairs = rng.permuted(np.tile(np.arange(2), (n_resamples, m, 1)), axis=-1)
+        flips = pairs[..., 0].astype(float)
+    flips = np.hstack([flips, np.zeros((len(flips), 1))])
+    null = _flip_stat(xa, xda, xb, xdb, flips, groups, pool, scale)
+    gamma = abs(_EPS * obs)
+    adj = 0 if exact else 1
+    less = (np.count_nonzero(null <= obs + gamma) + adj) / (len(null) + adj)
+    greater = (np.count_nonzero(null >= obs - gamma) + adj) / (len(null) + adj)
+    return float(min(1.0, 2 * min(less, greater))), exact, m
+
+
+def paired_difference(ta: UnitTable, tb: UnitTable, category: str | None = None, *,
+                      n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95,
+                      paired: tuple[UnitTable, UnitTable] | None = None) -> PairedResult:
+    """Paired difference A - B of a metric (``category``, default A's headline) over shared clusters.
+
+    ``paired``: :func:`pair_tables` of ``ta``/``tb`` when already made. Returns diff/CI/p None
+    where a side has no value; CI and p None with fewer than 2 clusters.
+    """
+    a, b = paired or pair_tables(ta, tb)
+    cat = category or a.headline
+    cols = a.categories[cat]
+    va, vb = a.value(cat), b.value(cat)
+    _ids, na, da = a.cluster_sums()
+    _ids, nb, db = b.cluster_sums()
+    sel = category_clusters(da, cols)
+    n_units = int((a.den[:, cols].sum(axis=1) > 0).sum())
+    diff = None if va is None or vb is None else va - vb
+    res = PairedResult(cat, va, vb, diff, None, None, None, len(sel), seed, n_resamples, a.cluster, n_units=n_units)
+    if diff is None or len(sel) < 2:
+        return res
+    g = a.groups[cols]
+    sa, sda = na[np.ix_(sel, cols)], da[np.ix_(sel, cols)]
+    sb, sdb = nb[np.ix_(sel, cols)], db[np.ix_(sel, cols)]
+    w = cluster_counts(np.random.default_rng(seed), len(sel), n_resamples)
+    boot = (pooled_stat(w @ sa, w @ sda, g, a.pool) - pooled_stat(w @ sb, w @ sdb, g, a.pool)) * a.scale
+    res.low, res.high = percentile_interval(boot, level)
+    res.p_value, res.exact, res.n_discordant = permutation_pvalue(sa, sda, sb, sdb, g, a.pool, a.scale,
+                                                                  n_resamples=n_resamples, seed=seed)
+    return res
+
+
+def paired_all(ta: UnitTable, tb: UnitTable, categories: list[str] | None = None, *,
+               n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95) -> list[PairedResult]:
+    """:func:`paired_difference` for each of ``categories`` (default: all of A's, table order)."""
+    pair = pair_tables(ta, tb)
+    return [paired_difference(ta, tb, c, n_resamples=n_resamples, seed=seed, level=level, paired=pair)
+            for c in (categories or list(pair[0].categories))]
