@@ -230,7 +230,7 @@ def test_ifbench_unit_table_mean_of_language_means():
 
 # ------------------------------------------------------------------ issue 26: the held-out draw's survivors
 from lensbench.benchmarks.gobench.aggregate import aggregate_records, overall  # noqa: E402
-from lensbench.scoring.bootstrap import paired_difference  # noqa: E402
+from lensbench.scoring.paired import paired_difference  # noqa: E402
 
 
 def _exact_p(a: np.ndarray, b: np.ndarray) -> float:
@@ -327,13 +327,21 @@ def test_ivbench_unit_table_video_units_tasks_and_group_averages():
             _iv(2, "v1", "Reason", "reasoning", "correct"), _iv(3, "v2", "Count", "perception", "correct"),
             _iv(4, "v2", "Reason", "reasoning", "error"),                        # an error never counts
             _iv(5, "v2", "Reason", "reasoning", "correct", frames=8)]           # another configuration: left out
-    t = unit_tables("iv-bench", recs)["accuracy"]
-    assert t.units == ["v1", "v2"] and t.columns == ["Count", "Reason"]
-    # cells: v1 Count 1/2, v1 Reason 1/1, v2 Count 1/1 -> Overall (sample-weighted) 3/4
-    assert t.num.tolist() == [[1.0, 1.0], [1.0, 0.0]] and t.den.tolist() == [[2.0, 1.0], [1.0, 0.0]]
+    tabs = unit_tables("iv-bench", recs)
+    t = tabs["accuracy"]
+    # units are the scored questions of the first configuration; each resampled with its video (the cluster)
+    assert t.units == ["q0", "q1", "q2", "q3"] and t.clusters == ["v1", "v1", "v1", "v2"]
+    assert t.columns == ["Count", "Reason"] and t.cluster == "video"
+    # per-video sums: v1 Count 1/2, v1 Reason 1/1, v2 Count 1/1 -> Overall (sample-weighted) 3/4
+    ids, num, den = t.cluster_sums()
+    assert ids == ["v1", "v2"]
+    assert num.tolist() == [[1.0, 1.0], [1.0, 0.0]] and den.tolist() == [[2.0, 1.0], [1.0, 0.0]]
     assert t.value() == pytest.approx(75.0)
     assert t.categories["P-Avg"] == [0] and t.categories["R-Avg"] == [1]
     assert t.value("P-Avg") == pytest.approx(200 / 3) and t.value("Reason") == pytest.approx(100.0)
+    # the 8-frame configuration is a table of its own, named by its setting
+    assert tabs["accuracy#2"].units == ["q5"] and tabs["accuracy#2"].setting == {"frames": 8, "resolution": None}
+    assert t.setting == {"frames": 32, "resolution": None}
     ci = bootstrap_ci(t, n_resamples=500, seed=0)
     assert ci.n == 2 and ci.low <= ci.value <= ci.high
 
@@ -356,7 +364,7 @@ def test_ifbench_a_cell_with_a_failed_call_is_left_out():
     recs = [r(0, "q1", "en", "correct"), r(1, "q1", "en", "error"),      # cell (q1, en) has a failed call
             r(2, "q2", "en", "wrong"), r(3, "q2", "en", "wrong")]
     t = unit_tables("if-bench", recs)["Score"]
-    assert t.den.tolist() == [[0.0], [1.0]]   # q1's cell does not count; q2's does
+    assert t.units == ["q2/en"] and t.den.tolist() == [[1.0]]   # q1's cell does not count; q2's does
     assert t.value() == 0.0                    # only q2 counts, all wrong (q1 would have added 1/2)
 
 
