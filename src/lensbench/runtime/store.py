@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 import time
 import types
@@ -74,11 +75,14 @@ CREATE TABLE IF NOT EXISTS meta (
 
 _INSERT = ("INSERT OR REPLACE INTO responses (key, request_id, role, status, text, reasoning, error, attempts, "
            "latency_s, finish_reason, usage, request, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
-#: the Python types SQLite binds as they are (anything else in a row is a :class:`BadRow`); bool is refused
-_BINDABLE = frozenset({str, int, float, type(None)})
+#: what each field of a row may be (exact types: bool is not a number here); anything else is a BadRow
+_STR, _OPT_STR, _OPT_NUM = frozenset({str}), frozenset({str, type(None)}), frozenset({int, float, type(None)})
 _FIELDS = ("key", "request id", "role", "status", "reply text", "reasoning", "error", "attempts", "latency_s",
            "finish_reason", "usage", "request", "created")
-_WANT = ("a string",) * 7 + ("a number",) * 2 + ("a string",) * 3 + ("a number",)
+_WANT = (_STR, _STR, _STR, _STR, _OPT_STR, _OPT_STR, _OPT_STR, frozenset({int}), _OPT_NUM, _OPT_STR, _OPT_STR,
+         _OPT_STR, frozenset({float}))
+_WANT_TEXT = {_STR: "a string", _OPT_STR: "a string", _OPT_NUM: "a number", frozenset({int}): "an integer",
+              frozenset({float}): "a number"}
 
 
 @types.coroutine
@@ -102,9 +106,9 @@ class RunStore:
     """
 
     FILENAME = "responses.sqlite"
-    #: how long a failed write is retried before the run stops (seconds); a full disk that frees
-    #: within this time costs nothing
-    WRITE_RETRY_S = 10.0
+    #: how long a failed write is retried before the run stops (seconds; ``$LENSBENCH_WRITE_RETRY_S``,
+    #: default 10): a disk that fills and frees within this time costs nothing
+    WRITE_RETRY_S = float(os.environ.get("LENSBENCH_WRITE_RETRY_S") or 10.0)
 
     def __init__(self, run_dir: str | Path, *, check: bool = True):
         self.run_dir = Path(run_dir)
@@ -235,11 +239,10 @@ class RunStore:
                          "stored") from None
         row = (resp.key, resp.request_id, role, resp.status, resp.text, resp.reasoning, resp.error, resp.attempts,
                resp.latency_s, resp.finish_reason, usage, request_json, time.time())
-        for v in row:
-            if type(v) not in _BINDABLE:
-                name, want = next((n, w) for n, v2, w in zip(_FIELDS, row, _WANT) if type(v2) not in _BINDABLE)
+        for name, v, want in zip(_FIELDS, row, _WANT):
+            if type(v) not in want:
                 raise BadRow(f"request {resp.request_id!r}: its {name} is {type(v).__name__} ({_short(v)}), not "
-                             f"{want}; the reply cannot be stored")
+                             f"{_WANT_TEXT[want]}; the reply cannot be stored")
         if resp.status not in ("ok", "error"):
             raise BadRow(f"request {resp.request_id!r}: status {resp.status!r} is neither 'ok' nor 'error'")
         return row
