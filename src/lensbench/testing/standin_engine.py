@@ -70,12 +70,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _fork_worker() -> int:
-    """Fork a child that idles until it is killed (it outlives this process unless its group is stopped)."""
+    """Fork a child that idles until it is killed (it outlives this process unless its group is stopped;
+    it gives up by itself after 10 minutes, so a failed test leaves no process for long)."""
     pid = os.fork()
     if pid == 0:  # the worker: no Python cleanup, just wait
         try:
-            while True:
-                time.sleep(3600)
+            time.sleep(600)
         finally:
             os._exit(0)
     return pid
