@@ -21,6 +21,7 @@ from lensbench.backends.engines import EngineBackend
 from lensbench.backends.providers import make_backend
 from lensbench.core.errors import ConfigError, TransportError
 from lensbench.core.types import GenParams, Message, Request, TextPart
+from lensbench.runtime.rows import count_ok
 
 STANDIN = f"{sys.executable} -m lensbench.testing.standin_engine serve"
 EXE = "exe=" + quote(STANDIN)
@@ -223,16 +224,7 @@ def test_ctrl_c_stops_the_server(tmp_path, data):
 
 
 def _stored_ok(out: Path) -> int:
-    import sqlite3
-
-    try:
-        con = sqlite3.connect(f"file:{out / 'responses.sqlite'}?mode=ro", uri=True)
-        try:
-            return con.execute("SELECT COUNT(*) FROM responses WHERE status = 'ok'").fetchone()[0]
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return 0
+    return count_ok(out) or 0
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])

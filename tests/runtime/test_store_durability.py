@@ -17,6 +17,7 @@ import pytest
 from lensbench.backends.base import Backend
 from lensbench.core.types import Completion, Message, Request
 from lensbench.runtime.engine import Engine
+from lensbench.runtime.rows import count_ok
 from lensbench.runtime.store import BadRow, RunStore
 from lensbench.core.types import StoredResponse
 from lensbench.testing.data import make_rgbth_release
@@ -28,14 +29,7 @@ def _req(i: int) -> Request:
 
 
 def _ok_rows(folder: Path) -> int:
-    try:
-        con = sqlite3.connect(f"file:{folder / 'responses.sqlite'}?mode=ro", uri=True)
-        try:
-            return con.execute("SELECT COUNT(*) FROM responses WHERE status = 'ok'").fetchone()[0]
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return 0
+    return count_ok(folder) or 0
 
 
 class Watching(Backend):

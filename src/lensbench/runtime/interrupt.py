@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import shlex
 import signal
-import sqlite3
 import sys
 import threading
 from collections.abc import Coroutine
@@ -23,6 +22,7 @@ from typing import Any, TypeVar
 
 from lensbench.core.errors import Interrupted
 from lensbench.core.urls import redact_url
+from lensbench.runtime.rows import count_ok
 
 __all__ = ["install_sigterm", "run_async", "owned_folders", "stop_message"]
 
@@ -51,17 +51,6 @@ def install_sigterm() -> None:
         signal.signal(signal.SIGTERM, _on_sigterm)
 
 
-def _stored(folder: Path) -> int | None:
-    try:
-        con = sqlite3.connect(f"file:{folder / 'responses.sqlite'}?mode=ro", uri=True)
-        try:
-            return con.execute("SELECT COUNT(*) FROM responses WHERE status = 'ok'").fetchone()[0]
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return None
-
-
 def _command() -> str | None:
     """The command line of this process when it is the ``lensbench`` CLI (URLs redacted), else None."""
     argv0 = sys.argv[0] if sys.argv else ""
@@ -80,7 +69,7 @@ def _redact(arg: str) -> str:
 def stop_message(sig: int = signal.SIGINT) -> str:
     """``SIGTERM: N replies stored in RUN; run the same command to resume: lensbench ...``."""
     folders = list(_owned.values())
-    counts = [_stored(f) for f in folders]
+    counts = [count_ok(f) for f in folders]
     n = sum(c for c in counts if c is not None)
     where = (f" in {folders[0]}" if len(folders) == 1 else f" in {len(folders)} run folders") if folders else ""
     cmd = _command()

@@ -32,16 +32,13 @@ from typing import Any
 from lensbench.core.errors import ConfigError
 from lensbench.core.types import Request, StoredResponse
 from lensbench.core.writes import WriteFailed, is_write_failure, write_reason
+from lensbench.runtime.rows import BadRow, count_ok, make_row
 
-__all__ = ["RunStore", "StoreDamaged", "BadRow"]
+__all__ = ["RunStore", "StoreDamaged", "BadRow", "count_ok"]
 
 
 class StoreDamaged(ConfigError):
     """The run store cannot be read; ``lensbench repair`` salvages what it can."""
-
-
-class BadRow(ValueError):
-    """A response whose fields SQLite cannot store (e.g. a list as reply text); names the request and field."""
 
 
 def _usage(raw: str, same: dict[Any, Any]) -> dict[str, Any]:
@@ -75,26 +72,11 @@ CREATE TABLE IF NOT EXISTS meta (
 
 _INSERT = ("INSERT OR REPLACE INTO responses (key, request_id, role, status, text, reasoning, error, attempts, "
            "latency_s, finish_reason, usage, request, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
-#: what each field of a row may be (exact types: bool is not a number here); anything else is a BadRow
-_STR, _OPT_STR, _OPT_NUM = frozenset({str}), frozenset({str, type(None)}), frozenset({int, float, type(None)})
-_FIELDS = ("key", "request id", "role", "status", "reply text", "reasoning", "error", "attempts", "latency_s",
-           "finish_reason", "usage", "request", "created")
-_WANT = (_STR, _STR, _STR, _STR, _OPT_STR, _OPT_STR, _OPT_STR, frozenset({int}), _OPT_NUM, _OPT_STR, _OPT_STR,
-         _OPT_STR, frozenset({float}))
-_WANT_TEXT = {_STR: "a string", _OPT_STR: "a string", _OPT_NUM: "a number", frozenset({int}): "an integer",
-              frozenset({float}): "a number"}
-
-
 @types.coroutine
 def _next_turn():
     """Let the event loop run one turn (what ``asyncio.sleep(0)`` does: the task is scheduled again
     behind the callbacks already queued)."""
     yield
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class RunStore:
@@ -215,7 +197,7 @@ class RunStore:
         """
         if self._failed is not None:
             raise self._failed
-        row = self._row(resp, role, request_json)
+        row = make_row(resp, role, request_json)
         if resp.status == "error":
             self.commit()
             cur = self._db.execute("SELECT status FROM responses WHERE key = ?", (resp.key,)).fetchone()
@@ -228,24 +210,6 @@ class RunStore:
                 self._soon = asyncio.get_running_loop().call_soon(self._group_commit)
             except RuntimeError:  # no event loop: commit at once
                 self.commit()
-
-    @staticmethod
-    def _row(resp: StoredResponse, role: str, request_json: str | None) -> tuple:
-        """The row of ``resp``; raises :class:`BadRow` naming the field SQLite could not store."""
-        try:
-            usage = json.dumps(resp.usage, allow_nan=False) if resp.usage else None
-        except (TypeError, ValueError) as exc:
-            raise BadRow(f"request {resp.request_id!r}: its usage is not JSON ({exc}); the reply cannot be "
-                         "stored") from None
-        row = (resp.key, resp.request_id, role, resp.status, resp.text, resp.reasoning, resp.error, resp.attempts,
-               resp.latency_s, resp.finish_reason, usage, request_json, time.time())
-        for name, v, want in zip(_FIELDS, row, _WANT):
-            if type(v) not in want:
-                raise BadRow(f"request {resp.request_id!r}: its {name} is {type(v).__name__} ({_short(v)}), not "
-                             f"{_WANT_TEXT[want]}; the reply cannot be stored")
-        if resp.status not in ("ok", "error"):
-            raise BadRow(f"request {resp.request_id!r}: status {resp.status!r} is neither 'ok' nor 'error'")
-        return row
 
     async def durable(self) -> None:
         """Return once every row queued so far is committed (at once when none is pending).
