@@ -4,7 +4,8 @@ Takes the engines' command lines (``MODEL`` or ``--model-path MODEL``, ``--host`
 other flags are accepted and ignored), serves :class:`~lensbench.testing.server.FakeOpenAIServer`'s
 OpenAI API plus ``/health``, and exits on SIGTERM/SIGINT. Test hooks:
 
-* ``$LENSBENCH_STANDIN_RECORD``: a file this process writes ``{"pid", "argv"}`` to at start;
+* ``$LENSBENCH_STANDIN_RECORD``: a file this process writes ``{"pid", "argv"}`` to at start, and
+  ``<file>.answered`` (the number of requests it answered) when it stops;
 * ``--standin-fail``: print an error and exit with code 3 before serving (a model that fails to load);
 * ``--standin-delay S``: wait S seconds before listening (a slow model load);
 * ``--standin-reply TEXT``: the reply to every request (default "Yes");
@@ -66,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
 
     app.router.add_get("/health", health)
     web.run_app(app, host=a.host, port=a.port, access_log=None, shutdown_timeout=1.0, print=lambda *x: print(*x, flush=True))
+    if record:
+        with open(record + ".answered", "w", encoding="utf-8") as fh:
+            fh.write(str(sum(srv.answered.values())))
     return 0
 
 
