@@ -161,7 +161,7 @@ def _one_line_error(err: str) -> str:
 @needs_disk
 @pytest.mark.parametrize("outage_s", [0.3, None])
 def test_run_on_a_disk_that_fills(data, outage_s):
-    env = {**os.environ, "LENSBENCH_WRITE_RETRY_S": "1.5"}
+    env = {**os.environ, "LENSBENCH_WRITE_RETRY_S": "1.5"}  # a lasting outage gives up after 1.5 s
     with SmallDisk(8192) as disk, FakeOpenAIServer(_answer, latency=0.01) as srv:
         p = subprocess.Popen(_run_argv(disk, data, srv.url), env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
@@ -202,10 +202,51 @@ def test_report_on_a_full_disk_is_one_line(data):
         (disk.outside("run") / "result.json").unlink()  # report rebuilds it, and must write it
         disk.fill()
         r = subprocess.run(disk.prefix() + [sys.executable, "-m", "lensbench", "report", str(disk.path / "run")],
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "LENSBENCH_WRITE_RETRY_S": "1"})
         names = sorted(f.name for f in disk.outside("run").iterdir())
         disk.free()
     assert r.returncode == 3, r.stderr  # the run folder is listed as not reported
     assert "Traceback" not in r.stderr and "free space" in r.stderr, r.stderr
     assert len([line for line in r.stderr.splitlines() if "cannot" in line]) == 1
     assert not [n for n in names if n.endswith(".tmp")], names
+
+
+@pytest.fixture()
+def refusing_open(monkeypatch):
+    """Path.open of a '*.tmp' file fails with ENOSPC until ``state["until"]`` (monotonic seconds)."""
+    import errno
+    import pathlib
+
+    state = {"until": 0.0, "refused": 0}
+    real_open = pathlib.Path.open
+
+    def open_(self, mode="r", *a, **k):
+        if "w" in mode and self.name.endswith(".tmp") and time.monotonic() < state["until"]:
+            state["refused"] += 1
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return real_open(self, mode, *a, **k)
+
+    monkeypatch.setattr(pathlib.Path, "open", open_)
+    return state
+
+
+def test_run_folder_files_ride_out_a_short_outage(tmp_path, refusing_open):
+    from lensbench.runtime.folder import write_json
+
+    refusing_open["until"] = time.monotonic() + 0.3
+    write_json(tmp_path / "run.json", {"benchmark": "x"})
+    assert refusing_open["refused"] > 0
+    assert (tmp_path / "run.json").read_text().startswith("{") and not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_lasting_outage_leaves_the_old_file_and_no_temporary(tmp_path, refusing_open, monkeypatch):
+    from lensbench.core import writes
+    from lensbench.runtime.folder import write_json
+
+    (tmp_path / "run.json").write_text('{"old": true}')
+    monkeypatch.setattr(writes, "WRITE_RETRY_S", 0.3)
+    refusing_open["until"] = time.monotonic() + 60
+    with pytest.raises(writes.WriteFailed, match=r"run\.json.*no space left on device"):
+        write_json(tmp_path / "run.json", {"benchmark": "x"})
+    assert (tmp_path / "run.json").read_text() == '{"old": true}' and not list(tmp_path.glob("*.tmp"))

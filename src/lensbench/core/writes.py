@@ -10,14 +10,19 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from lensbench.core.errors import LensbenchError
 
-__all__ = ["WriteFailed", "is_write_failure", "write_reason", "write_atomically"]
+__all__ = ["WRITE_RETRY_S", "WriteFailed", "is_write_failure", "write_reason", "retry_writes", "write_atomically"]
 
+T = TypeVar("T")
+#: how long a write the disk refuses is retried before the command stops (seconds;
+#: ``$LENSBENCH_WRITE_RETRY_S``, default 10)
+WRITE_RETRY_S = float(os.environ.get("LENSBENCH_WRITE_RETRY_S") or 10.0)
 _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS}
 
 
@@ -52,21 +57,40 @@ def write_reason(exc: BaseException) -> str:
     return str(exc)
 
 
+def retry_writes(write: Callable[[], T], what: str) -> T:
+    """``write()``, tried again (backing off 0.05 s .. 1 s) while the disk refuses it, for up to
+    :data:`WRITE_RETRY_S` seconds: a disk that fills and frees meanwhile costs nothing. Then raises
+    :class:`WriteFailed` naming ``what``. Any other error propagates at once."""
+    start, delay = time.monotonic(), 0.05
+    while True:
+        try:
+            return write()
+        except (OSError, sqlite3.OperationalError) as exc:
+            if not is_write_failure(exc):
+                raise
+            if time.monotonic() - start >= WRITE_RETRY_S:
+                raise WriteFailed(f"cannot write {what}: {write_reason(exc)} (retried for {WRITE_RETRY_S:g} s); "
+                                  "free space and run the same command again") from None
+            time.sleep(delay)
+            delay = min(1.0, delay * 2)
+
+
 def write_atomically(path: Path, write: Callable[[IO[str]], None]) -> None:
     """Write ``path`` through ``write(fh)`` on a temporary file beside it, then rename (never a
-    half-written file). On a failed write the temporary file is removed and :class:`WriteFailed`
-    names ``path``; the old ``path`` is left as it was."""
+    half-written file), retried as :func:`retry_writes` does. On a failed write the temporary file
+    is removed and :class:`WriteFailed` names ``path``; the old ``path`` is left as it was."""
     tmp = path.with_name(path.name + ".tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException as exc:
+
+    def attempt() -> None:
         try:
-            tmp.unlink()
-        except OSError:
-            pass
-        if isinstance(exc, OSError) and is_write_failure(exc):
-            raise WriteFailed(f"cannot write {path}: {write_reason(exc)}; it is left as it was (free space and "
-                              "run the same command again)") from None
-        raise
+            with tmp.open("w", encoding="utf-8") as fh:
+                write(fh)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+            raise
+
+    retry_writes(attempt, f"{path} (it is left as it was)")

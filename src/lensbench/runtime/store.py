@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sqlite3
 import time
 import types
@@ -31,7 +30,7 @@ from typing import Any
 
 from lensbench.core.errors import ConfigError
 from lensbench.core.types import Request, StoredResponse
-from lensbench.core.writes import WriteFailed, is_write_failure, write_reason
+from lensbench.core.writes import WRITE_RETRY_S, WriteFailed, is_write_failure, retry_writes, write_reason
 from lensbench.runtime.rows import BadRow, count_ok, make_row
 
 __all__ = ["RunStore", "StoreDamaged", "BadRow", "count_ok"]
@@ -90,7 +89,7 @@ class RunStore:
     FILENAME = "responses.sqlite"
     #: how long a failed write is retried before the run stops (seconds; ``$LENSBENCH_WRITE_RETRY_S``,
     #: default 10): a disk that fills and frees within this time costs nothing
-    WRITE_RETRY_S = float(os.environ.get("LENSBENCH_WRITE_RETRY_S") or 10.0)
+    WRITE_RETRY_S = WRITE_RETRY_S
 
     def __init__(self, run_dir: str | Path, *, check: bool = True):
         self.run_dir = Path(run_dir)
@@ -106,24 +105,28 @@ class RunStore:
         self.bad_rows: list[str] = []
         self._db: sqlite3.Connection | None = None
         try:
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None)
-            if check:
-                bad = [r[0] for r in self._db.execute("PRAGMA quick_check")]
-                if bad != ["ok"]:
-                    raise sqlite3.DatabaseError("; ".join(map(str, bad[:3])))
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
+            self._db = retry_writes(lambda: self._connect(check), f"{self.path} (opening it)")
         except (sqlite3.DatabaseError, OSError) as exc:
-            if self._db is not None:
-                self._db.close()
-            self._db = None
-            if is_write_failure(exc) or isinstance(exc, OSError):
-                raise WriteFailed(f"cannot open {self.path} for writing: {write_reason(exc)}; free space (or fix "
-                                      "the folder's permissions) and run the same command again") from None
+            if isinstance(exc, OSError):  # not a full disk (retried above): permissions, a file in the way
+                raise WriteFailed(f"cannot open {self.path} for writing: {write_reason(exc)}") from None
             raise StoreDamaged(f"{self.path} is damaged ({exc}); run 'lensbench repair {self.run_dir}' to salvage "
                                "every readable reply into a fresh store") from None
+
+    def _connect(self, check: bool) -> sqlite3.Connection:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            if check:
+                bad = [r[0] for r in db.execute("PRAGMA quick_check")]
+                if bad != ["ok"]:
+                    raise sqlite3.DatabaseError("; ".join(map(str, bad[:3])))
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def close(self) -> None:
         """Commit what is pending and close the database (idempotent).
@@ -359,15 +362,11 @@ class RunStore:
             yield dict(zip(cols, row))
 
     def put_meta(self, key: str, value: str) -> None:
-        """Store a named text value (e.g. a copy of the manifest) and commit it. Raises :class:`WriteFailed`."""
+        """Store a named text value (e.g. a copy of the manifest) and commit it; a write the disk refuses
+        is retried (see :func:`~lensbench.core.writes.retry_writes`), then raises WriteFailed."""
         self.commit()
-        try:
-            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
-        except (sqlite3.DatabaseError, OSError) as exc:
-            if not is_write_failure(exc):
-                raise
-            raise WriteFailed(f"cannot write {self.path}: {write_reason(exc)}; free space and run the same command "
-                                  "again (every reply stored before is kept)") from None
+        retry_writes(lambda: self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value)),
+                     str(self.path))
 
     def get_meta(self, key: str) -> str | None:
         """The named text value, or None."""
