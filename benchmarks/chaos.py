@@ -79,7 +79,7 @@ class Tally:
     def summary(self, c: int) -> str:
         if not self.rows:
             return f"{self.name:<28} (not run)"
-        rb = [r["rebought"] for r in self.rows]
+        rb = [r["rebought"] for r in self.rows if isinstance(r["rebought"], int)] or [0]  # "?": not counted
         return (f"{self.name:<28} {len(self.rows):>3} incidents  re-bought per incident max {max(rb):>3} "
                 f"mean {sum(rb) / len(rb):5.1f} (goal <= {c})  orphans {sum(r.get('orphans', 0) for r in self.rows)}"
                 f"  tmp left {sum(r.get('tmp_left', 0) for r in self.rows)}  tracebacks "
@@ -143,7 +143,8 @@ def sigterm(data: Path, work: Path, n: int, c: int, rng: random.Random) -> Tally
         tmp_left = len(list(tmp.glob("lensbench-vllm-*")))
         rec.unlink()
         r = resume(argv, env)
-        t.add(stored_at_stop=stored, rebought=answered - stored if answered >= 0 else "?", exit=p.returncode,
+        t.add(stored_at_stop=stored, rebought=answered - stored if answered >= 0 else "?",  # ?: engine killed
+              exit=p.returncode,
               line=int(len(line) == 1), orphans=len(orphans), tmp_left=tmp_left,
               tracebacks=(err + r.stderr).count("Traceback"), same=int(r.returncode == 0 and metrics(r.stdout) == clean))
         if len(orphans):
