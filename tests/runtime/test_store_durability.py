@@ -130,3 +130,42 @@ def test_kill_9_rebuys_at_most_the_requests_in_flight(tmp_path):
     assert all(0 <= n <= concurrency for n in lost), lost
     assert sum(srv.answered.values()) - _ok_rows(out) == sum(lost)  # nothing else was bought twice
     assert not os.path.exists(out / "run.json.tmp")
+
+
+def test_a_row_sqlite_itself_refuses_is_left_out_alone(tmp_path, monkeypatch):
+    """Should a row pass the checks yet SQLite refuse it (here: a status its CHECK constraint forbids), the
+    group commit writes the others one by one and lists that row; every waiter is released."""
+    from lensbench.runtime import store as store_mod
+
+    real = store_mod.make_row
+    monkeypatch.setattr(store_mod, "make_row", lambda resp, role, rj: real(resp, role, rj) if resp.status != "maybe"
+                        else (resp.key, resp.request_id, role, "maybe", None, None, None, 1, None, None, None, None,
+                              0.0))
+
+    async def main(store):
+        for i, status in enumerate(["ok", "maybe", "ok"]):
+            store.put(StoredResponse(key=f"k{i}", request_id=f"r{i}", status=status, text="t"))
+        await asyncio.wait_for(store.durable(), 5)
+
+    with RunStore(tmp_path) as store:
+        asyncio.run(main(store))
+        assert store.counts() == {"ok": 2, "error": 0}
+        assert len(store.bad_rows) == 1 and "'r1'" in store.bad_rows[0]
+
+
+def test_rows_queued_in_an_ended_event_loop_are_committed_by_the_next(tmp_path):
+    """A store used by two asyncio.run calls: a row queued just before the first loop ended (its group
+    commit never ran) is committed as soon as the store is used in the next loop, and durable() returns."""
+    async def put_and_leave(store, i):
+        store.put(StoredResponse(key=f"k{i}", request_id=f"r{i}", status="ok", text="t"))
+
+    async def put_and_wait(store, i):
+        store.put(StoredResponse(key=f"k{i}", request_id=f"r{i}", status="ok", text="t"))
+        await asyncio.wait_for(store.durable(), 5)
+
+    with RunStore(tmp_path) as store:
+        loop = asyncio.new_event_loop()
+        loop.run_until_complete(put_and_leave(store, 0))
+        loop.close()  # the scheduled commit never ran
+        asyncio.run(put_and_wait(store, 1))
+        assert _ok_rows(tmp_path) == 2

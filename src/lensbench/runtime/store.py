@@ -95,7 +95,8 @@ class RunStore:
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / self.FILENAME
         self._rows: list[tuple] = []  # put() rows not committed yet (one executemany per commit)
-        self._soon: asyncio.Handle | None = None  # the scheduled group commit
+        self._soon: asyncio.Handle | None = None  # the scheduled group commit ...
+        self._soon_loop: asyncio.AbstractEventLoop | None = None  # ... and its event loop
         self._waiters: list[tuple[int, asyncio.Future]] = []  # durable() callers waiting on a failed commit
         self._n_put = self._n_done = 0  # rows queued so far / committed so far (durable() compares them)
         self._failing_since: float | None = None  # first failed write of the current outage
@@ -208,11 +209,15 @@ class RunStore:
                 return
         self._rows.append(row)
         self._n_put += 1
-        if self._soon is None and self._failing_since is None:
-            try:
-                self._soon = asyncio.get_running_loop().call_soon(self._group_commit)
-            except RuntimeError:  # no event loop: commit at once
-                self.commit()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop: commit at once
+            self.commit()
+            return
+        if self._soon is not None and self._soon_loop is not loop:  # scheduled in a loop that has ended
+            self.commit()
+        elif self._soon is None and self._failing_since is None:
+            self._soon, self._soon_loop = loop.call_soon(self._group_commit), loop
 
     async def durable(self) -> None:
         """Return once every row queued so far is committed (at once when none is pending).
@@ -229,6 +234,9 @@ class RunStore:
             return
         if self._failed is not None:
             raise self._failed
+        if self._soon is None:  # nothing scheduled (rows queued outside this loop's turns): commit now
+            self.commit()
+            return
         fut = asyncio.get_running_loop().create_future()  # the commit failed: wait for its retries
         self._waiters.append((mine, fut))
         await fut
@@ -250,7 +258,7 @@ class RunStore:
                 return
             delay = min(1.0, 0.05 * 2 ** self._tries)
             self._tries += 1
-            self._soon = asyncio.get_running_loop().call_later(delay, self._group_commit)
+            self._soon = self._soon_loop.call_later(delay, self._group_commit)
             return
         self._wake(None)
 
