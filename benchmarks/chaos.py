@@ -96,9 +96,7 @@ def kill9(data: Path, work: Path, n: int, c: int, rng: random.Random, clean: dic
             srv.answered.clear()
             at = rng.randrange(c, total - c)
             p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            deadline = time.monotonic() + 120
-            while sum(srv.answered.values()) < at and p.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.001)
+            srv.wait_answered(at, p)
             time.sleep(rng.random() * 0.05)
             p.kill()
             _, err = p.communicate()
@@ -166,13 +164,8 @@ def full_disk(data: Path, n: int, c: int, rng: random.Random, clean: dict, total
                 srv.answered.clear()
                 at = rng.randrange(c, total - c)
                 p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                deadline = time.monotonic() + 120
-                while sum(srv.answered.values()) < at and p.poll() is None and time.monotonic() < deadline:
-                    time.sleep(0.001)
-                disk.fill()
-                if outage is not None:
-                    time.sleep(outage)
-                    disk.free()
+                srv.wait_answered(at, p)
+                disk.outage(outage)
                 _, err = p.communicate(timeout=300)
                 disk.free()
                 leftovers = [f.name for f in disk.outside("run").iterdir() if f.name.endswith(".tmp")]

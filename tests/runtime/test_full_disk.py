@@ -165,13 +165,8 @@ def test_run_on_a_disk_that_fills(data, outage_s):
     with SmallDisk(8192) as disk, FakeOpenAIServer(_answer, latency=0.01) as srv:
         p = subprocess.Popen(_run_argv(disk, data, srv.url), env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while sum(srv.answered.values()) < 20 and time.monotonic() < deadline and p.poll() is None:
-            time.sleep(0.005)
-        disk.fill()
-        if outage_s is not None:
-            time.sleep(outage_s)
-            disk.free()
+        srv.wait_answered(20, p)
+        disk.outage(outage_s)
         _out, err = p.communicate(timeout=120)
         disk.free()
         run = disk.outside("run")

@@ -463,9 +463,7 @@ def test_a_killed_run_reports_unsent_requests_as_not_sent(data, tmp_path):
     with FakeOpenAIServer(answer_by_hash, hold_after=20) as srv:
         p = subprocess.Popen([sys.executable, "-m", "lensbench", *run_args(data, out, srv.url)],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while sum(srv.answered.values()) < 20 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        srv.wait_answered(20, p)
         time.sleep(0.3)  # the 20 replies are stored; every other request is held unanswered
         p.kill()
         p.wait()

@@ -93,6 +93,13 @@ class SmallDisk:
                         raise
                     return n
 
+    def outage(self, seconds: float | None) -> None:
+        """Fill the disk; with ``seconds``, free it again after that long (a transient full disk)."""
+        self.fill()
+        if seconds is not None:
+            time.sleep(seconds)
+            self.free()
+
     def free(self) -> None:
         """Remove the filler: the disk has room again."""
         try:
