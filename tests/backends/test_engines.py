@@ -260,3 +260,22 @@ def test_sigterm_and_ctrl_c_stop_the_server_group_and_say_how_to_resume(tmp_path
         time.sleep(0.05)
     assert not [pid for pid in [info["pid"], *info["workers"]] if alive(pid)], "the engine or a worker outlived lensbench"
     assert not list(tmp.glob("lensbench-vllm-*"))
+
+
+def test_a_killed_runs_scratch_folder_is_removed_by_the_next_launch(tmp_path, monkeypatch):
+    """kill -9 leaves lensbench-vllm-<PID>-* behind (the server dies with lensbench, its folder does not):
+    the next launch removes the folders of dead PIDs only."""
+    import tempfile
+
+    from lensbench.backends.launcher import sweep_stale_tmpdirs
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    gone = tmp_path / f"lensbench-vllm-{dead.pid}-abc"
+    mine = tmp_path / f"lensbench-vllm-{os.getpid()}-def"
+    other = tmp_path / "lensbench-vllm-notapid"
+    for d in (gone, mine, other):
+        d.mkdir()
+    assert sweep_stale_tmpdirs("lensbench-vllm-") == 1
+    assert not gone.exists() and mine.exists() and other.exists()
