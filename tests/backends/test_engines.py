@@ -21,6 +21,7 @@ from lensbench.backends.engines import EngineBackend
 from lensbench.backends.providers import make_backend
 from lensbench.core.errors import ConfigError, TransportError
 from lensbench.core.types import GenParams, Message, Request, TextPart
+from lensbench.runtime.rows import count_ok
 
 STANDIN = f"{sys.executable} -m lensbench.testing.standin_engine serve"
 EXE = "exe=" + quote(STANDIN)
@@ -220,3 +221,61 @@ def test_ctrl_c_stops_the_server(tmp_path, data):
     finally:
         if p.poll() is None:
             p.kill()
+
+
+def _stored_ok(out: Path) -> int:
+    return count_ok(out) or 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_and_ctrl_c_stop_the_server_group_and_say_how_to_resume(tmp_path, data, sig):
+    """Issue 20 item 6: SIGTERM (SLURM, Kubernetes, kill) behaves as Ctrl-C: the launched engine's whole
+    process group (its forked workers too) is stopped, its lensbench-vllm-* folder removed, and one line
+    says how many replies are stored and which command resumes."""
+    rec, tmp, out = tmp_path / "rec.json", tmp_path / "tmp", tmp_path / "run"
+    tmp.mkdir()
+    env = {**os.environ, "LENSBENCH_STANDIN_RECORD": str(rec), "TMPDIR": str(tmp)}
+    p = subprocess.Popen(_run_cmd(data, out, "--standin-latency 0.3 --standin-workers 2") + ["--concurrency", "2"],
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while (not rec.exists() or _stored_ok(out) < 2) and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.05)
+        info = json.loads(rec.read_text())
+        assert alive(info["pid"]) and all(alive(w) for w in info["workers"])
+        assert list(tmp.glob("lensbench-vllm-*"))
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 128 + sig, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if "replies stored" in line]
+    assert len(lines) == 1, err
+    assert (f"{sig.name}: {_stored_ok(out)} replies stored in {out}; run the same command to resume: "
+            "lensbench run rgb-th-bench") in lines[0]
+    deadline = time.monotonic() + 5
+    while any(map(alive, [info["pid"], *info["workers"]])) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in [info["pid"], *info["workers"]] if alive(pid)], "the engine or a worker outlived lensbench"
+    assert not list(tmp.glob("lensbench-vllm-*"))
+
+
+def test_a_killed_runs_scratch_folder_is_removed_by_the_next_launch(tmp_path, monkeypatch):
+    """kill -9 leaves lensbench-vllm-<PID>-* behind (the server dies with lensbench, its folder does not):
+    the next launch removes the folders of dead PIDs only."""
+    import tempfile
+
+    from lensbench.backends.launcher import sweep_stale_tmpdirs
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    gone = tmp_path / f"lensbench-vllm-{dead.pid}-abc"
+    mine = tmp_path / f"lensbench-vllm-{os.getpid()}-def"
+    other = tmp_path / "lensbench-vllm-notapid"
+    for d in (gone, mine, other):
+        d.mkdir()
+    assert sweep_stale_tmpdirs("lensbench-vllm-") == 1
+    assert not gone.exists() and mine.exists() and other.exists()

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from lensbench.cli.view import leaderboard_report, write_viewer
+from lensbench.core.errors import NOT_SENT
 from lensbench.core.records import SampleRecord
 from lensbench.report.compare import compare_runs, render_comparison
 from lensbench.report.leaderboard import build_leaderboard, render_leaderboard
@@ -82,7 +83,8 @@ def test_coverage_partial_incomplete_and_killed_are_named(tmp_path):
                          labels={"L-1": "Spatial", "L-2": "Counting"}) for i in range(10)]
     recs += [SampleRecord(benchmark="groundingme", sample_id="f0", outcome="error", error="HTTP 500 from x")]
     recs += [SampleRecord(benchmark="groundingme", sample_id=f"u{i}", outcome="error",
-                          error="no stored reply (offline rebuild)") for i in range(2)]
+                          error="no stored reply (offline rebuild)") for i in range(2)]  # a folder of lensbench 0.1
+    recs += [SampleRecord(benchmark="groundingme", sample_id="u2", outcome="error", error=NOT_SENT)]
     killed = write_run(tmp_path / "killed", "groundingme", "m3", recs,
                        {"Acc@0.5": {"Total": 50.0, "Spatial": 50.0, "Spatial/Counting": 50.0}})
     md = leaderboard_report([full, few, limited, killed], "md", n_resamples=100)
@@ -92,7 +94,7 @@ def test_coverage_partial_incomplete_and_killed_are_named(tmp_path):
     assert "| GroundingME (3/29 samples: first 3 of 29 samples (--limit)) Acc@0.5 Total |" in head
     assert "not ranked with complete runs" in md
     assert "partial (first 3 of 29 samples (--limit))" in md and "incomplete: 0" not in md
-    assert "killed: 2 unsent requests" in md and "incomplete: 1 failed request " in md
+    assert "killed: 3 unsent requests" in md and "incomplete: 1 failed request " in md
     killed_row = next(ln for ln in md.splitlines() if ln.startswith("| m3 |"))
     assert "50.0*" in killed_row  # values over what was answered, marked
     limited_row = next(ln for ln in md.splitlines() if ln.startswith("| m |"))

@@ -173,3 +173,79 @@ def test_cli_shard_and_merge(data, tmp_path):
                         "--model", "random", "--out", str(tmp_path / "x"), "--shard", "2/2"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--shard" in r.stderr and "0 <= I < N" in r.stderr
+
+
+# ------------------------------------------------------------------ issue 20 item 3: unfinished shards
+HOLD = ("import sys, time\nfrom lensbench.runtime.lock import RunLock\n"
+        "lock = RunLock(sys.argv[1])\nprint('held', flush=True)\ntime.sleep(60)\n")
+
+
+def _kill_midway(shard: Path, drop: int) -> None:
+    """Make ``shard`` look like a run killed before its end: the last ``drop`` replies never stored, no
+    'finished' stamp, no result.json."""
+    with sqlite3.connect(shard / "responses.sqlite") as db:
+        db.execute("DELETE FROM responses WHERE rowid IN (SELECT rowid FROM responses ORDER BY rowid DESC LIMIT ?)",
+                   (drop,))
+    man = json.loads((shard / "run.json").read_text())
+    man.pop("finished", None)
+    (shard / "run.json").write_text(json.dumps(man))
+    with sqlite3.connect(shard / "responses.sqlite") as db:
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('manifest', ?)", (json.dumps(man),))
+    (shard / "result.json").unlink()
+
+
+def test_merge_refuses_a_shard_that_is_still_running(shard_job, tmp_path):
+    root = shard_job[0]
+    s0, s1, s2 = (_copy(root / f"s{i}", tmp_path / f"s{i}") for i in range(3))
+    p = subprocess.Popen([sys.executable, "-c", HOLD, str(s1)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "held"
+        with pytest.raises(ConfigError, match=f"PID {p.pid}"):
+            merge_runs([s0, s1, s2], tmp_path / "m", allow_incomplete=True)
+    finally:
+        p.kill()
+        p.wait()
+    assert not (tmp_path / "m").exists()
+
+
+def test_merge_refuses_an_unfinished_shard_unless_allowed_and_labels_it(shard_job, tmp_path):
+    root, full = shard_job[0], shard_job[1]
+    s0, s1, s2 = (_copy(root / f"s{i}", tmp_path / f"s{i}") for i in range(3))
+    _kill_midway(s1, drop=5)
+    with pytest.raises(ConfigError, match=r"shard 1/3: .*did not finish.*--allow-incomplete"):
+        merge_runs([s0, s1, s2], tmp_path / "m")
+    assert not (tmp_path / "m").exists()
+    merged = merge_runs([s0, s1, s2], tmp_path / "m", allow_incomplete=True)
+    assert merged.complete is False and "shard 1/3" in merged.extra["incomplete_shards"]
+    assert merged.counts["n_error"] == merged.extra["not_sent"] == 5  # the 5 replies never stored: not sent
+    assert merged.counts["n_questions"] == full.counts["n_questions"]
+    doc = json.loads((tmp_path / "m" / "result.json").read_text())
+    assert doc["complete"] is False and "--allow-incomplete" in doc["extra"]["incomplete_shards"]
+    man = json.loads((tmp_path / "m" / "run.json").read_text())
+    assert "1/3" in man["merged_from"]["incomplete_shards"]
+
+
+def test_merge_keeps_the_reason_of_every_stored_error(shard_job, tmp_path):
+    root = shard_job[0]
+    s0, s1, s2 = (_copy(root / f"s{i}", tmp_path / f"s{i}") for i in range(3))
+    with sqlite3.connect(s2 / "responses.sqlite") as db:
+        rid = db.execute("SELECT request_id FROM responses WHERE status='ok' LIMIT 1").fetchone()[0]
+        db.execute("UPDATE responses SET status='error', text=NULL, error='HTTP 503: overloaded (test)' "
+                   "WHERE request_id=?", (rid,))
+    merged = merge_runs([s0, s1, s2], tmp_path / "m")
+    assert merged.counts["n_error"] == 1 and not merged.extra.get("not_sent")
+    errs = [r for r in samples(tmp_path / "m") if r["outcome"] == "error"]
+    assert len(errs) == 1 and errs[0]["error"] == "HTTP 503: overloaded (test)"
+
+
+def test_cli_merge_allow_incomplete(shard_job, tmp_path):
+    root = shard_job[0]
+    s0, s1, s2 = (_copy(root / f"s{i}", tmp_path / f"s{i}") for i in range(3))
+    _kill_midway(s0, drop=3)
+    r = subprocess.run([sys.executable, "-m", "lensbench", "merge", str(s0), str(s1), str(s2), "--out",
+                        str(tmp_path / "m")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--allow-incomplete" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, "-m", "lensbench", "merge", str(s0), str(s1), str(s2), "--out",
+                        str(tmp_path / "m"), "--allow-incomplete"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "incomplete: merged with --allow-incomplete: shard 0/3" in r.stderr

@@ -12,7 +12,10 @@ Lifetime guarantees (Linux):
 * the child gets ``PR_SET_PDEATHSIG`` (SIGTERM) through ``prctl`` in a ``preexec_fn``: if
   lensbench dies, even by ``kill -9``, the kernel signals the child, so no orphan server keeps
   the GPUs; a ``weakref.finalize`` stops it when the backend is garbage-collected;
-* its stdout/stderr go to a log file whose last lines are quoted when it fails to start.
+* its stdout/stderr go to a log file whose last lines are quoted when it fails to start;
+* its scratch folder ``<tmp>/lensbench-<engine>-<PID>-*`` is removed when it stops (Ctrl-C and
+  SIGTERM included: :mod:`lensbench.runtime.interrupt` turns SIGTERM into Ctrl-C's clean stop), and
+  one left by a killed lensbench (PID gone) is removed by the next launch.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from lensbench.backends.openai_compat import OpenAIChatBackend
 from lensbench.core.errors import TransportError
 from lensbench.core.types import Completion, Request
 
-__all__ = ["free_port", "log_tail", "stop_process", "ServerLaunch", "LaunchedServerBackend"]
+__all__ = ["free_port", "log_tail", "stop_process", "sweep_stale_tmpdirs", "ServerLaunch", "LaunchedServerBackend"]
 
 _PR_SET_PDEATHSIG = 1
 
@@ -108,6 +111,25 @@ def stop_process(proc: subprocess.Popen, wait_s: float = 10.0) -> None:
             continue
 
 
+def sweep_stale_tmpdirs(prefix: str) -> int:
+    """Remove this user's ``<tmp>/<prefix><PID>-*`` folders whose lensbench process is gone (a kill -9
+    leaves its server's scratch folder behind: the server dies with it, its folder does not).
+    Returns how many were removed."""
+    n = 0
+    for d in Path(tempfile.gettempdir()).glob(prefix + "*"):
+        pid = d.name[len(prefix):].split("-", 1)[0]
+        try:
+            if not pid.isdigit() or d.stat().st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+            n += 1
+        except OSError:  # alive under another user (EPERM), or gone meanwhile
+            continue
+    return n
+
+
 class ServerLaunch:
     """How to run one server: ``command`` (argv), ``address()`` -> its ``http://HOST:PORT`` once
     known (None while starting), ``health`` paths (any 200 = ready), ``timeout_s`` to get ready,
@@ -149,7 +171,9 @@ class LaunchedServerBackend(Backend):
         """The command line and address source of this server (``tmpdir``: its scratch folder)."""
 
     def _spawn(self) -> tuple[subprocess.Popen, ServerLaunch]:
-        self._tmpdir = Path(tempfile.mkdtemp(prefix=f"lensbench-{self.label.split()[0]}-"))
+        prefix = f"lensbench-{self.label.split()[0]}-"
+        sweep_stale_tmpdirs(prefix)
+        self._tmpdir = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
         self.log_path = Path(self._log_setting).expanduser() if self._log_setting else self._tmpdir / "server.log"
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         spec = self.launch(self._tmpdir)

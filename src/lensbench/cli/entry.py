@@ -28,6 +28,9 @@ def main(argv: list[str] | None = None) -> None:
     ``PYDANTIC_DISABLE_PLUGINS=`` (empty) to have them loaded.
     """
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from lensbench.runtime.interrupt import install_sigterm
+
+    install_sigterm()  # SIGTERM (SLURM, Kubernetes, kill) stops every command as Ctrl-C does
     from lensbench.cli.main import app
 
     try:

@@ -30,8 +30,9 @@ from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 from lensbench.core.console import err_console, fail, guard
 from lensbench.core.errors import LensbenchError
 from lensbench.runtime.export import export_records
-from lensbench.runtime.folder import iter_samples, load_result
-from lensbench.runtime.rebuild import load_or_rebuild
+from lensbench.core.writes import write_atomically
+from lensbench.runtime.folder import check_out_file, iter_samples, load_result
+from lensbench.runtime.rebuild import load_for_report
 
 app = typer.Typer(help="Evaluate multimodal LLMs on IF-Bench, RGB-Th-Bench, IV-Bench, GOBench and GroundingME "
                        "with their published protocols.", no_args_is_help=True, pretty_exceptions_enable=False,
@@ -64,16 +65,21 @@ def report(
 ) -> None:
     """Tables in the paper's layout for runs of one benchmark; a leaderboard across benchmarks.
 
-    A run folder that cannot be read is listed, never stops the report (exit code 3 then).
+    A run folder that cannot be read is listed, never stops the report (exit code 3 then); so is one
+    whose store is missing or damaged (its numbers are shown, marked as the result last written).
     """
     if format not in REPORT_FORMATS:
         fail(f"--format must be one of {', '.join(REPORT_FORMATS)}, got {format!r}")
-    results, bad = [], []
+    results, bad, warned = [], [], []
     for d in run_dirs:
         try:
-            results.append(load_or_rebuild(d, err_console))
+            result, problem = load_for_report(d, err_console)
         except LensbenchError as exc:
             bad.append(f"{d}: {exc}")
+            continue
+        results.append(result)
+        if problem:
+            warned.append(f"{d}: {problem}")
     names = {r.benchmark for r in results}
     if leaderboard or len(names) > 1:
         from lensbench.cli.view import leaderboard_report
@@ -83,7 +89,9 @@ def report(
         print_report(get_benchmark(names.pop())(None), results, format, with_paper)
     for line in bad:
         err_console.print(f"not reported: {line}", highlight=False, markup=False)
-    if bad:
+    for line in warned:
+        err_console.print(f"warning: {line}", highlight=False, markup=False)
+    if bad or warned:
         raise typer.Exit(3)
 
 
@@ -100,6 +108,7 @@ def show(run_dir: Annotated[Path, typer.Argument(help="a finished run folder", m
         fail(f"{run_dir}: no sample with id {id!r} in samples.jsonl")
     if out is None:
         out = run_dir / "show" / (id.replace("/", "_") + ".png")
+    check_out_file(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out_console.print(str(bench.draw(record, out)), highlight=False)
 
@@ -131,14 +140,17 @@ def export(run_dir: Annotated[Path, typer.Argument(help="run folder", metavar="R
            judge: Annotated[bool, typer.Option("--judge/--no-judge", help="also export judge/parser replies")] = False
            ) -> None:
     """Write a run's requests and replies (errors included) as replayable JSONL ('--model replay:FILE' reads it)."""
-    rows = export_records(run_dir, roles=("model", "judge") if judge else ("model",))
-    fh = out.open("w", encoding="utf-8") if out else sys.stdout
-    try:
-        for rec in rows:
+    if out is not None:
+        check_out_file(out)
+
+    def write(fh) -> None:
+        for rec in export_records(run_dir, roles=("model", "judge") if judge else ("model",)):
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    finally:
-        if out:
-            fh.close()
+
+    if out is None:
+        write(sys.stdout)
+    else:
+        write_atomically(out, write)
 
 
 @app.command("repair")
@@ -148,6 +160,10 @@ def repair(run_dir: Annotated[Path, typer.Argument(help="run folder with a damag
     from lensbench.runtime.repair import repair_store
 
     rep = repair_store(run_dir)
+    if rep.damaged_copy is None:
+        out_console.print(f"{run_dir}: the store is healthy ({rep.salvaged} replies); nothing to repair, nothing "
+                          "changed", highlight=False, markup=False)
+        return
     out_console.print(f"salvaged {rep.salvaged} replies ({rep.unreadable} unreadable rows lost); the damaged store "
                       f"is kept as {rep.damaged_copy}. Run the same 'lensbench run' command again to finish the run.",
                       highlight=False, markup=False)

@@ -18,7 +18,9 @@ from rich.console import Console
 
 from lensbench.core.errors import LensbenchError
 from lensbench.report.runs import LoadedRun, load_run
-from lensbench.core.console import fail
+from lensbench.core.console import fail, guard
+from lensbench.core.writes import write_atomically
+from lensbench.runtime.folder import check_out_file
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 
 RESAMPLES_HELP = "resamples of every CI and p-value (the same count in report, view and compare)"
@@ -112,9 +114,12 @@ def _comparisons(runs: Sequence[LoadedRun], n_resamples: int, seed: int) -> list
 def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bool = True, figures: bool = True,
                  compare: bool = True, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, max_thumbs: int = 3000,
                  chunk: int | None = None):
-    """Build the viewer for ``run_dirs``; writes ``out`` when given. Returns ``(html, image registry, runs)``."""
+    """Build the viewer for ``run_dirs``; writes ``out`` when given (refused at once, before anything is
+    built, when it is a run folder's own file). Returns ``(html, image registry, runs)``."""
     from lensbench.report.viewer import build_viewer
 
+    if out is not None:
+        check_out_file(out)
     runs = [load_run(d) for d in run_dirs]
     for r in runs:
         for p in r.problems:
@@ -136,7 +141,7 @@ def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bo
                                 title="lensbench: " + ", ".join(sorted({r.benchmark for r in runs})))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(html, encoding="utf-8")
+        write_atomically(out, lambda fh: fh.write(html))
     return html, images, runs
 
 
@@ -213,5 +218,5 @@ def leaderboard_report(run_dirs: Sequence[str | Path], fmt: str = "md", *, n_res
 
 def register(app: typer.Typer) -> None:
     """Mount ``view`` and ``compare`` on ``app``."""
-    app.command("view")(view)
+    app.command("view")(guard(view))  # a refused --out or a full disk: one line, no traceback
     app.command("compare")(compare)

@@ -15,7 +15,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from lensbench.core.errors import LensbenchError
+from lensbench.core.errors import Interrupted, LensbenchError
+from lensbench.core.writes import is_write_failure, write_reason
 
 __all__ = ["err_console", "fail", "guard"]
 
@@ -30,15 +31,24 @@ def fail(message: str, code: int = 2) -> typing.NoReturn:
 
 
 def guard(fn):
-    """Decorator for typer commands: a LensbenchError or a missing file becomes :func:`fail`, not a traceback."""
+    """Decorator for typer commands: a LensbenchError, a missing file or a write the disk refused (full,
+    read-only) becomes :func:`fail`, not a traceback; an :class:`~lensbench.core.errors.Interrupted`
+    run prints its one line (replies stored, how to resume) and exits with its code (130 / 143)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
+        except Interrupted as exc:
+            err_console.print(f"[bold yellow]stopped:[/] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(exc.exit_code) from None
         except LensbenchError as exc:
             fail(str(exc))
         except FileNotFoundError as exc:
             fail(str(exc))
+        except OSError as exc:
+            if not is_write_failure(exc):
+                raise
+            fail(f"cannot write {exc.filename or 'a file'}: {write_reason(exc)}")
 
     return wrapper

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-__all__ = ["LensbenchError", "DataError", "ConfigError", "TransportError"]
+__all__ = ["LensbenchError", "DataError", "ConfigError", "TransportError", "Interrupted", "NOT_SENT"]
+
+#: the ``error`` of a request a rebuild found no stored row for: the run stopped (killed, interrupted, a
+#: shard merged unfinished) before sending it. Reports count these as "not sent", not as transport failures.
+NOT_SENT = "not sent: the run stopped before sending this request"
 
 
 class LensbenchError(Exception):
@@ -41,3 +45,12 @@ class TransportError(LensbenchError):
         self.retry_after = retry_after
         self.kind = kind
         self.url = url
+
+
+class Interrupted(LensbenchError):
+    """A command stopped by Ctrl-C (SIGINT) or SIGTERM after cleaning up; the message says how many replies
+    are stored and the command that resumes. ``exit_code``: 128 + the signal number (130, 143)."""
+
+    def __init__(self, message: str, exit_code: int = 130):
+        super().__init__(message)
+        self.exit_code = exit_code

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from lensbench.core.results import RunResult
 from lensbench.report.tables import render_table
 
-__all__ = ["counts_table", "incomplete_notes", "run_label", "run_tags", "skipped_notes", "empty_notes"]
+__all__ = ["counts_table", "incomplete_notes", "failed_and_unsent", "run_label", "run_tags", "skipped_notes",
+           "empty_notes"]
 
 
 def run_tags(r: RunResult) -> list[str]:
@@ -17,9 +19,19 @@ def run_tags(r: RunResult) -> list[str]:
         tags.append(f"judge: {r.extra['judge']}")
     if r.extra.get("partial"):
         tags.append(f"partial: {r.extra['partial']}")
-    if r.counts.get("n_error"):
-        tags.append(f"incomplete: {r.counts.get('n_error', 0)} errors")
+    failed, unsent = failed_and_unsent(r)
+    if failed or unsent:
+        tags.append("incomplete: " + ", ".join(([f"{failed} errors"] if failed else [])
+                                               + ([f"{unsent} not sent"] if unsent else [])))
     return tags
+
+
+def failed_and_unsent(r: RunResult) -> tuple[int, int]:
+    """``(failed, not sent)``: of the run's ``n_error`` error records, those whose request failed (transport,
+    server) and those never sent because the run was stopped first (``extra["not_sent"]``, set by a rebuild)."""
+    n_error = int(r.counts.get("n_error") or 0)
+    unsent = min(int(r.extra.get("not_sent") or 0), n_error)
+    return n_error - unsent, unsent
 
 
 def run_label(r: RunResult, extra_tags: list[str] | None = None) -> str:
@@ -44,9 +56,20 @@ def skipped_notes(results: Sequence[RunResult], what: str = "item(s)") -> str:
 
 
 def incomplete_notes(results: Sequence[RunResult], body: Callable[[RunResult], str]) -> str:
-    """One sentence per run with failed requests (a --limit run is partial, not failed):
-    ``Run <folder> is incomplete: <body(r)>`` — ``body`` says what the benchmark left out and how to retry."""
-    return "".join(f"Run {r.run_dir or r.model} is incomplete: {body(r)}\n" for r in results if r.counts.get("n_error"))
+    """One sentence per run with failed or unsent requests (a --limit run is partial, not failed):
+    ``Run <folder> is incomplete: <body(r)>`` — ``body`` says what the benchmark left out and how to retry
+    (it is given the run with ``n_error`` counting failed requests only); requests a stopped run never sent
+    are said to be not sent, never "failed"."""
+    out = []
+    for r in results:
+        failed, unsent = failed_and_unsent(r)
+        text = body(replace(r, counts={**r.counts, "n_error": failed})) if failed else ""
+        if unsent:
+            text += (" " if text else "") + (f"{unsent} request(s) were not sent: the run was stopped before sending "
+                                             "them; run the same command again to send them.")
+        if text:
+            out.append(f"Run {r.run_dir or r.model} is incomplete: {text}\n")
+    return "".join(out)
 
 
 def empty_notes(results: Sequence[RunResult], scored_as: str) -> str:

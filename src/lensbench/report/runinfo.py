@@ -20,13 +20,15 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lensbench.core.errors import NOT_SENT
 from lensbench.report.runs import LoadedRun, ensure_records
 from lensbench.scoring.units import UNITS
 
 __all__ = ["protocol_settings", "settings_label", "settings_differences", "coverage", "coverage_label",
            "run_state", "error_split"]
 
-#: the error text of a request a rebuilt run never sent (runtime.engine, offline)
+#: the error text a rebuilt run gave a request it never sent before lensbench 0.2 wrote
+#: :data:`lensbench.core.errors.NOT_SENT` (folders written then are still read)
 UNSENT = "no stored reply"
 
 
@@ -119,6 +121,10 @@ def coverage_label(run: LoadedRun) -> str:
     return f"{cov[0]:,}/{cov[1]:,} {noun}{why}"
 
 
+def _unsent(error: str) -> bool:
+    return NOT_SENT in error or error.startswith(UNSENT)
+
+
 def error_split(run: LoadedRun) -> tuple[int, int]:
     """``(failed, unsent)`` requests of a run: unsent = never asked (a killed run rebuilt from its store)."""
     res = run.result
@@ -126,7 +132,7 @@ def error_split(run: LoadedRun) -> tuple[int, int]:
     records = ensure_records(run) if n_error else None
     if records is None:
         return n_error, 0
-    unsent = sum(1 for r in records if r.outcome == "error" and (r.error or "").startswith(UNSENT))
+    unsent = sum(1 for r in records if r.outcome == "error" and _unsent(r.error or ""))
     return n_error - unsent, unsent
 
 

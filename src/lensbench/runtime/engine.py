@@ -18,11 +18,11 @@ from pydantic import BaseModel, Field
 from rich.console import Console
 
 from lensbench.backends.base import Backend
-from lensbench.core.errors import ConfigError, LensbenchError, TransportError
+from lensbench.core.errors import NOT_SENT, ConfigError, LensbenchError, TransportError
 from lensbench.media.preflight import preflight_media
 from lensbench.runtime.batching import plan_batches
 from lensbench.runtime.progress import make_progress
-from lensbench.runtime.store import RunStore
+from lensbench.runtime.store import BadRow, RunStore
 from lensbench.core.records import log_messages
 from lensbench.core.types import Request, StoredResponse, params_dump
 
@@ -83,7 +83,7 @@ class Engine:
 
     Args:
         backends: role -> backend.
-        store: the run store (responses committed one by one as they arrive).
+        store: the run store (a reply is committed before its worker sends the next request).
         concurrency: requests in flight at most (>= 1).
         retry: the retry policy.
         progress: show a rich progress bar (done / cached / errors / ETA).
@@ -145,10 +145,11 @@ class Engine:
         self.stats.unique += len(first)
         self.stats.cached += n_cached
         t0 = time.perf_counter()
-        if todo and self.offline:
-            missing = {k: StoredResponse(key=k, request_id=r.id, status="error", text=None,
-                                         error="no stored reply (offline rebuild)") for k, r in todo}
-            final = {**self.store.get_many(first), **missing}
+        if todo and self.offline:  # a stored error keeps its reason; a request never stored was not sent
+            final = self.store.get_many(first)
+            for k, r in todo:
+                if k not in final:
+                    final[k] = StoredResponse(key=k, request_id=r.id, status="error", text=None, error=NOT_SENT)
             return {rid: final[k] for rid, k in keys.items()}
         answered: dict[str, StoredResponse] = {}  # ok replies of this call, not read back from the store
         if todo:
@@ -179,9 +180,17 @@ class Engine:
                 answered: dict[str, StoredResponse] | None = None) -> bool:
         """Store one reply and count it; True when it is an error. An ``ok`` reply is also kept in
         ``answered`` (key -> reply; the caller returns it without reading it back). With ``check``,
-        raises EndpointDown when every request so far failed (``abort_after`` in a row and none answered)."""
+        raises EndpointDown when every request so far failed (``abort_after`` in a row and none answered).
+        A reply the store cannot hold (:class:`~lensbench.runtime.store.BadRow`, e.g. a list as its text)
+        is stored as an error naming the field, alone: the replies around it are stored as usual."""
         lab["sent"] += 1
-        self.store.put(resp, role=req.role, request_json=request_json(req))
+        try:
+            self.store.put(resp, role=req.role, request_json=request_json(req))
+        except BadRow as exc:
+            resp = StoredResponse(key=resp.key, request_id=resp.request_id, status="error", text=None, error=str(exc),
+                                  attempts=resp.attempts, latency_s=resp.latency_s if type(resp.latency_s) is float
+                                  else None)
+            self.store.put(resp, role=req.role, request_json=request_json(req))
         if resp.ok:
             if answered is not None:
                 answered[resp.key] = self._shared(resp)
@@ -235,6 +244,7 @@ class Engine:
                 resp = await self._send_one(key, req)
                 errors += self._settle(req, resp, lab, check=False, answered=answered)
                 self._progress.advance(errors)
+                await self.store.durable()  # stored before this worker buys another reply
                 self._check_abort()
 
         try:
@@ -265,6 +275,7 @@ class Engine:
                 for (_k, req), resp in zip(unit, resps):  # the whole unit is stored before any abort
                     errors += self._settle(req, resp, lab, check=False, answered=answered)
                     self._progress.advance(errors)
+                await self.store.durable()
                 self._check_abort()
 
         try:

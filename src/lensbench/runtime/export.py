@@ -9,6 +9,7 @@ from typing import Any
 
 from lensbench.core.errors import ConfigError
 from lensbench.runtime.folder import read_manifest
+from lensbench.runtime.lock import RunLock
 from lensbench.runtime.store import RunStore
 
 __all__ = ["export_records"]
@@ -20,7 +21,8 @@ def export_records(run_dir: str | Path, roles: tuple[str, ...] = ("model",)) -> 
     Fields: ``request_id``, ``model``, ``role``, ``key``, ``messages`` and ``params`` (the request as
     sent, when stored), then ``text``/``reasoning``/``finish_reason``/``usage`` for a reply or
     ``error`` for a failed request (kept, so a replay reproduces the same incomplete run).
-    Raises ConfigError when ``run_dir`` has no run store.
+    Reads under the run lock, shared (a folder a run is writing is refused, naming its PID).
+    Raises ConfigError when ``run_dir`` has no run store or is in use.
     """
     run_dir = Path(run_dir)
     if not (run_dir / RunStore.FILENAME).is_file():
@@ -29,7 +31,7 @@ def export_records(run_dir: str | Path, roles: tuple[str, ...] = ("model",)) -> 
         model = (read_manifest(run_dir) or {}).get("model_name")
     except ConfigError:
         model = None
-    with RunStore(run_dir) as store:
+    with RunLock(run_dir, shared=True), RunStore(run_dir) as store:
         for row in store.iter_rows():
             if row["role"] not in roles:
                 continue

@@ -39,6 +39,7 @@ from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
 from lensbench.core.configcheck import SECRET_HINT, find_secrets, unknown_key
 from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.core.results import RunResult
+from lensbench.runtime.interrupt import run_async
 from lensbench.runtime.runner import arun_benchmark
 from lensbench.runtime.settings import RunSettings
 
@@ -274,4 +275,4 @@ def run_matrix(cfg: MatrixConfig, console=None) -> list[tuple[Cell, RunResult | 
     message. Returns ``[(cell, RunResult | error message)]`` in cell order.
     """
     cells = expand_cells(cfg)
-    return asyncio.run(_run_cells(cells, {m.name: m.concurrency for m in cfg.model}, console))
+    return run_async(_run_cells(cells, {m.name: m.concurrency for m in cfg.model}, console))

@@ -4,6 +4,11 @@ Checks first (nothing is written when one fails): every folder is a shard run (m
 ``shard`` entry) with a store; all are the same benchmark, options, model and judge fingerprints,
 generation overrides, seed, ``--limit`` and data (``data_fingerprint_unsharded``) and the same
 shard count ``N``; shards ``0..N-1`` are each present exactly once; ``--out`` is new or empty.
+Every shard's run lock is held (shared) while it is read and ``--out``'s exclusively, so a shard
+that is still running is refused, naming its PID; a shard that did not finish (killed, or with
+failed requests) is refused unless ``allow_incomplete``, and then the merged result says which
+shards were incomplete (``extra["incomplete_shards"]``); their requests without a stored reply are
+"not sent", stored errors keep their own reason (issue 20).
 
 Then every stored row goes into one fresh store: a key stored by several shards (the same request
 in two samples) is kept once when the ok replies are identical, an ``ok`` row wins over an
@@ -18,6 +23,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +31,8 @@ from lensbench.core.errors import ConfigError
 from lensbench.core.results import RunResult
 from lensbench.core.types import StoredResponse
 from lensbench.runtime.checks import recover_manifest
-from lensbench.runtime.folder import MANIFEST, write_json
+from lensbench.runtime.folder import MANIFEST, RESULT, load_result, write_json
+from lensbench.runtime.lock import RunLock
 from lensbench.runtime.rebuild import rebuild_result
 from lensbench.runtime.store import RunStore
 
@@ -34,6 +41,17 @@ __all__ = ["merge_runs", "MUST_AGREE"]
 #: manifest entries every shard of one job must share (``shard.*`` entries are checked apart).
 MUST_AGREE = ("benchmark", "options", "model_fingerprint", "judge_fingerprint", "generation_overrides", "seed",
               "limit")
+
+
+def _unfinished(d: Path, m: dict[str, Any]) -> str | None:
+    """Why shard folder ``d`` (manifest ``m``) is not a finished, complete shard run, or None."""
+    if not m.get("finished"):
+        return "did not finish (killed or stopped before the end)"
+    try:
+        n_error = load_result(d).counts.get("n_error", 0)
+    except ConfigError:
+        return f"has no readable {RESULT}"
+    return f"finished with {n_error} failed request(s)" if n_error else None
 
 
 def _shard_manifests(run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
@@ -102,34 +120,56 @@ def _merge_rows(run_dirs: Sequence[Path], out: Path) -> dict[str, int]:
     return counts
 
 
-def merge_runs(run_dirs: Sequence[str | Path], out: str | Path, console=None) -> RunResult:
+def merge_runs(run_dirs: Sequence[str | Path], out: str | Path, console=None, *,
+               allow_incomplete: bool = False) -> RunResult:
     """Merge the shard folders ``run_dirs`` into the new run folder ``out`` and score it; returns its result.
 
     ``out`` gets ``responses.sqlite`` (all rows), ``run.json`` (shard 0's manifest without the
     shard entry, the unsharded sample count and data fingerprint, ``merged_from``: the folders and
     row counts), ``result.json`` and ``samples.jsonl``. Needs the benchmark's data (as ``lensbench
-    report`` does for a rebuild), found as the shard runs found it.
+    report`` does for a rebuild), found as the shard runs found it. ``allow_incomplete``: merge
+    shards that did not finish or have failed requests too, labelled in the result.
 
     Raises:
-        ConfigError: a check in the module docstring fails, or two shards hold different ok replies
-        for one request (``out`` is then left without a manifest, so it is not taken for a run).
+        ConfigError: a check in the module docstring fails, a shard is in use by another process or
+        (without ``allow_incomplete``) unfinished, or two shards hold different ok replies for one
+        request (``out`` is then left without a manifest, so it is not taken for a run).
     """
     dirs = [Path(d) for d in run_dirs]
     out = Path(out)
-    manifests = _shard_manifests(dirs)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ConfigError(f"--out {out} exists and is not empty; give a new folder for the merged run")
-    if any(out.resolve() == d.resolve() for d in dirs):
-        raise ConfigError(f"--out {out} is one of the shard folders")
-    order = sorted(range(len(dirs)), key=lambda j: manifests[j]["shard"]["index"])
-    dirs, manifests = [dirs[j] for j in order], [manifests[j] for j in order]
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        counts = _merge_rows(dirs, out)
-    except ConfigError:
-        (out / RunStore.FILENAME).unlink(missing_ok=True)
-        raise
-    manifest = dict(manifests[0])
+    with ExitStack() as locks:
+        for d in dict.fromkeys(dirs):
+            if d.is_dir():
+                locks.enter_context(RunLock(d, shared=True))
+        manifests = _shard_manifests(dirs)
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            raise ConfigError(f"--out {out} exists and is not empty; give a new folder for the merged run")
+        if any(out.resolve() == d.resolve() for d in dirs):
+            raise ConfigError(f"--out {out} is one of the shard folders")
+        incomplete = {}
+        for d, m in zip(dirs, manifests):
+            why = _unfinished(d, m)
+            if why is not None:
+                incomplete[f"{m['shard']['index']}/{m['shard']['count']}"] = f"{d} {why}"
+        if incomplete and not allow_incomplete:
+            raise ConfigError("; ".join(f"shard {k}: {v}" for k, v in incomplete.items())
+                              + ". Finish it (run its command again) or merge with --allow-incomplete (the merged "
+                              "result is then labelled incomplete)")
+        order = sorted(range(len(dirs)), key=lambda j: manifests[j]["shard"]["index"])
+        dirs, manifests = [dirs[j] for j in order], [manifests[j] for j in order]
+        locks.enter_context(RunLock(out))
+        try:
+            counts = _merge_rows(dirs, out)
+        except ConfigError:
+            (out / RunStore.FILENAME).unlink(missing_ok=True)
+            raise
+        return _score(out, manifests[0], dirs, counts, incomplete, console)
+
+
+def _score(out: Path, first: dict[str, Any], dirs: list[Path], counts: dict[str, int], incomplete: dict[str, str],
+           console) -> RunResult:
+    """Write the merged manifest and re-score ``out`` offline; label shards merged incomplete."""
+    manifest = dict(first)
     shard = manifest.pop("shard")
     manifest.update({
         "data_fingerprint": shard["data_fingerprint_unsharded"], "n_samples": shard["n_samples_unsharded"],
@@ -137,6 +177,8 @@ def merge_runs(run_dirs: Sequence[str | Path], out: str | Path, console=None) ->
         "merged_from": {"folders": [str(d) for d in dirs], "shards": shard["count"], **counts},
         "merged": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     })
+    if incomplete:
+        manifest["merged_from"]["incomplete_shards"] = incomplete
     for k in ("endpoints", "engine", "counts", "wall_s", "finished"):
         manifest.pop(k, None)
     _save(out, manifest)
@@ -144,6 +186,11 @@ def merge_runs(run_dirs: Sequence[str | Path], out: str | Path, console=None) ->
     rebuilt = recover_manifest(out) or manifest
     rebuilt["merged_from"] = manifest["merged_from"]
     _save(out, rebuilt)
+    if incomplete:
+        result.extra["incomplete_shards"] = ("merged with --allow-incomplete: "
+                                             + "; ".join(f"shard {k}: {v}" for k, v in incomplete.items()))
+        result.complete = False
+        write_json(out / RESULT, result.to_json())
     return result
 
 

@@ -17,10 +17,12 @@ from lensbench.core.results import RunResult
 from lensbench.core.types import Completion, Request
 from lensbench.runtime.checks import recover_manifest
 from lensbench.runtime.folder import RESULT, load_result
+from lensbench.runtime.lock import RunLock
+from lensbench.runtime.repair import store_problem
 from lensbench.runtime.settings import RunSettings
 from lensbench.runtime.store import RunStore
 
-__all__ = ["RecordedBackend", "rebuild_result", "load_or_rebuild"]
+__all__ = ["RecordedBackend", "rebuild_result", "load_or_rebuild", "load_for_report"]
 
 
 class RecordedBackend(Backend):
@@ -59,10 +61,35 @@ def rebuild_result(run_dir: str | Path, console=None) -> RunResult:
 
 
 def load_or_rebuild(run_dir: str | Path, console=None) -> RunResult:
-    """``result.json`` of ``run_dir``, rebuilt from the store first when it is missing."""
+    """``result.json`` of ``run_dir``, rebuilt from the store first when it is missing. Reading takes the
+    run lock shared (other readers may read along; a folder being written is refused, naming its PID);
+    a rebuild takes it exclusively. Raises ConfigError."""
+    return load_for_report(run_dir, console)[0]
+
+
+def load_for_report(run_dir: str | Path, console=None) -> tuple[RunResult, str | None]:
+    """``(result, problem)``: the result as :func:`load_or_rebuild` gives it, and what is wrong with the
+    store behind an existing ``result.json`` (missing or damaged; None when it is whole). A report must
+    say so: the numbers are then the result as last written, not what the store holds."""
     run_dir = Path(run_dir)
-    if not (run_dir / RESULT).is_file() and (run_dir / RunStore.FILENAME).is_file():
+    store = run_dir / RunStore.FILENAME
+    if not (run_dir / RESULT).is_file() and store.is_file():
         if console is not None:
             console.print(f"{run_dir}: no {RESULT}; rebuilding it from the store (nothing is sent)", highlight=False)
-        return rebuild_result(run_dir, console)
-    return load_result(run_dir)
+        return rebuild_result(run_dir, console), None
+    if not run_dir.is_dir():
+        raise ConfigError(f"{run_dir}: no such run folder")
+    with RunLock(run_dir, shared=True):
+        result = load_result(run_dir)
+        if not store.is_file():
+            kept = sorted(p.name for p in run_dir.glob(RunStore.FILENAME + ".damaged-*") if "-wal" not in p.name
+                          and "-shm" not in p.name)
+            return result, (f"its store {RunStore.FILENAME} is missing: these numbers are {RESULT} as last written "
+                            "and the replies behind them are gone"
+                            + (f" (a damaged copy is kept: {kept[-1]}; 'lensbench repair' salvaged it before)"
+                               if kept else "; restore the store, or re-run with --yes to send every request again"))
+        problem = store_problem(store)
+    if problem is not None:
+        return result, (f"its store {RunStore.FILENAME} is damaged ({problem}): these numbers are {RESULT} as last "
+                        f"written; run 'lensbench repair {run_dir}' to salvage the replies, then report again")
+    return result, None

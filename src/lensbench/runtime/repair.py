@@ -2,7 +2,9 @@
 
 Rows are read from the damaged file table-wide first; where SQLite fails mid-way, row by row
 (by rowid), skipping unreadable pages. The damaged file is kept beside the new one
-(``responses.sqlite.damaged-<time>``), so nothing paid for is thrown away.
+(``responses.sqlite.damaged-<time>``), so nothing paid for is thrown away. A store that passes
+SQLite's integrity check is left exactly as it is. Repair owns the folder while it works (the run
+lock): it refuses a folder a run is writing, and no run can start on it meanwhile (issue 20).
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lensbench.core.errors import ConfigError
+from lensbench.core.writes import is_write_failure
+from lensbench.runtime.lock import RunLock
 from lensbench.runtime.store import RunStore
 
-__all__ = ["RepairReport", "repair_store"]
+__all__ = ["RepairReport", "repair_store", "store_problem"]
 
 _COLS = ("key", "request_id", "role", "status", "text", "reasoning", "error", "attempts", "latency_s",
          "finish_reason", "usage", "request", "created")
@@ -29,7 +33,7 @@ class RepairReport:
     salvaged: int
     unreadable: int
     meta: int
-    damaged_copy: Path
+    damaged_copy: Path | None  # None: the store was healthy and left as it was
 
 
 def _read_rows(db: sqlite3.Connection, table: str, cols: tuple[str, ...]) -> tuple[list[tuple], int]:
@@ -60,15 +64,43 @@ def _read_rows(db: sqlite3.Connection, table: str, cols: tuple[str, ...]) -> tup
     return rows, lost
 
 
-def repair_store(run_dir: str | Path) -> RepairReport:
-    """Rebuild ``run_dir/responses.sqlite`` from its readable rows (also its WAL, if present).
+def store_problem(path: Path) -> str | None:
+    """What is wrong with the SQLite file ``path`` (SQLite's integrity check, every row read), or None when
+    it is whole. A disk that refuses the check's side files (full, read-only) is not a damaged store: None."""
+    try:
+        db = sqlite3.connect(path)
+        try:
+            bad = [r[0] for r in db.execute("PRAGMA integrity_check(20)")]
+            if bad != ["ok"]:
+                return "; ".join(map(str, bad[:3]))
+            for table, cols in (("responses", _COLS), ("meta", ("key", "value"))):
+                for _row in db.execute(f"SELECT {', '.join(cols)} FROM {table}"):
+                    pass
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        return None if is_write_failure(exc) else str(exc)
+    return None
 
-    Raises ConfigError when the folder has no store.
+
+def repair_store(run_dir: str | Path) -> RepairReport:
+    """Rebuild ``run_dir/responses.sqlite`` from its readable rows (also its WAL, if present), holding the
+    run lock. A healthy store is left untouched (``damaged_copy`` None, ``salvaged`` its row count).
+
+    Raises ConfigError when the folder has no store or another process holds the folder.
     """
     run_dir = Path(run_dir)
     path = run_dir / RunStore.FILENAME
     if not path.is_file():
         raise ConfigError(f"{run_dir}: no {RunStore.FILENAME} to repair")
+    with RunLock(run_dir):
+        if store_problem(path) is None:
+            with RunStore(run_dir, check=False) as store:
+                return RepairReport(salvaged=store.n_rows(), unreadable=0, meta=0, damaged_copy=None)
+        return _salvage(run_dir, path)
+
+
+def _salvage(run_dir: Path, path: Path) -> RepairReport:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     damaged = run_dir / f"{RunStore.FILENAME}.damaged-{stamp}"
     shutil.move(str(path), damaged)

@@ -23,14 +23,16 @@ from lensbench.core.version import __version__
 from lensbench.backends.base import Backend, BackendConfig
 from lensbench.benchmarks.base import Benchmark, RunContext
 from lensbench.core.datahome import resolve_data_dir
-from lensbench.core.errors import ConfigError
+from lensbench.core.errors import NOT_SENT, ConfigError
 from lensbench.core.records import SampleRecord, count_empty_replies
 from lensbench.core.results import RunResult
 from lensbench.runtime.engine import RetryPolicy
 from lensbench.runtime.settings import RunSettings
 from lensbench.core.urls import redact_url
 from lensbench.runtime.checks import check_earlier_run, check_out_dir, recover_manifest
+from lensbench.core.writes import WriteFailed
 from lensbench.runtime.folder import MANIFEST, RESULT, load_result, write_json, write_samples
+from lensbench.runtime.interrupt import run_async
 from lensbench.runtime.lock import RunLock
 from lensbench.runtime.store import RunStore
 from lensbench.runtime.session import EndpointSettings, Session, build_backend
@@ -64,9 +66,10 @@ def run_benchmark(bench: Benchmark, settings: RunSettings, *, console=None, offl
                   backends: dict[str, Backend] | None = None) -> RunResult:
     """Run ``bench`` as configured and write the run folder; returns the :class:`RunResult`.
 
-    The synchronous form of :func:`arun_benchmark` (its own event loop).
+    The synchronous form of :func:`arun_benchmark` (its own event loop). Ctrl-C or SIGTERM stop it
+    cleanly and raise :class:`~lensbench.core.errors.Interrupted` (see :mod:`lensbench.runtime.interrupt`).
     """
-    return asyncio.run(arun_benchmark(bench, settings, console=console, offline=offline, backends=backends))
+    return run_async(arun_benchmark(bench, settings, console=console, offline=offline, backends=backends))
 
 
 async def arun_benchmark(bench: Benchmark, settings: RunSettings, *, console=None, offline: bool = False,
@@ -158,15 +161,25 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
     t0 = time.time()
     try:
         records = await _main()
-    finally:
+    except BaseException:
         manifest["wall_s"] = round(time.time() - t0, 3)
-        write_json(out / MANIFEST, manifest)
+        try:
+            write_json(out / MANIFEST, manifest)
+        except WriteFailed:
+            pass  # the failure that stopped the run is the one to report (a full disk, most likely)
+        raise
+    manifest["wall_s"] = round(time.time() - t0, 3)
+    write_json(out / MANIFEST, manifest)
     metrics, counts = bench.aggregate(records)
     if n_empty := count_empty_replies(r for r in records if isinstance(r, SampleRecord)):
         counts["n_empty"] = n_empty  # the model's own "" answers, scored and counted apart (SPEC)
     write_samples(out, records)
-    first_error = next((_first_error(r) for r in records if _first_error(r)), None)
+    errors = [e for e in map(_first_error, records) if e]
+    first_error = next((e for e in errors if NOT_SENT not in e), errors[0] if errors else None)
     extra: dict[str, Any] = {"first_error": first_error} if first_error else {}
+    not_sent = sum(NOT_SENT in e for e in errors)
+    if not_sent:
+        extra["not_sent"] = not_sent  # never sent (the run was stopped): reports say "not sent", not "failed"
     if "judge" in backends:
         extra["judge"] = backends["judge"].display_name or judge
     if s.tag:

@@ -1,11 +1,20 @@
 """The run store: one SQLite database (WAL) per run folder, one row per response.
 
-The store is the source of truth: each response is committed within :attr:`RunStore.COMMIT_EVERY_S`
-(50 ms) of its arrival (replies arriving together share one commit: a commit per reply cost the
-event loop ~80 us each, issue 11), so a killed run loses at most the requests in flight and the
-replies of the last 50 ms; a re-run sends only requests without a stored
+The store is the source of truth. Replies are written by *group commit*: :meth:`RunStore.put` queues
+a row and the commit runs on the event loop's next turn, so replies that arrive together share one
+transaction (a commit per reply cost the event loop ~80 us each, issue 11), and a worker awaits
+:meth:`RunStore.durable` before it takes its next request. A reply is therefore in the database
+before its worker sends again: a killed run (kill -9 included) loses only the requests in flight,
+never a reply its worker had moved past (issue 20). A re-run sends only requests without a stored
 ``ok`` response (errors are retried). Rows are keyed by the request's content hash, so identical
 requests are sent once.
+
+A row that SQLite cannot bind (a reply text that is a list, say) is refused by :meth:`~RunStore.put`
+(:class:`BadRow`) and never reaches a transaction, so it cannot cost the rows committed with it. A
+failed write (disk full, I/O error) keeps the rows queued and is retried for
+:attr:`RunStore.WRITE_RETRY_S` seconds; the workers wait meanwhile (nothing more is bought), and
+only then does the run stop with
+:class:`~lensbench.core.writes.WriteFailed`.
 """
 
 from __future__ import annotations
@@ -14,14 +23,17 @@ import asyncio
 import json
 import sqlite3
 import time
+import types
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from lensbench.core.errors import ConfigError
 from lensbench.core.types import Request, StoredResponse
+from lensbench.core.writes import WRITE_RETRY_S, WriteFailed, is_write_failure, retry_writes, write_reason
+from lensbench.runtime.rows import BadRow, count_ok, make_row
 
-__all__ = ["RunStore", "StoreDamaged"]
+__all__ = ["RunStore", "StoreDamaged", "BadRow", "count_ok"]
 
 
 class StoreDamaged(ConfigError):
@@ -59,48 +71,84 @@ CREATE TABLE IF NOT EXISTS meta (
 
 _INSERT = ("INSERT OR REPLACE INTO responses (key, request_id, role, status, text, reasoning, error, attempts, "
            "latency_s, finish_reason, usage, request, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
+@types.coroutine
+def _next_turn():
+    """Let the event loop run one turn (what ``asyncio.sleep(0)`` does: the task is scheduled again
+    behind the callbacks already queued)."""
+    yield
 
 
 class RunStore:
     """SQLite (WAL) store of responses at ``<run_dir>/responses.sqlite``.
 
     Not thread-safe: use it from one thread (the engine's event loop). ``check`` runs SQLite's
-    quick integrity check on open. Raises :class:`StoreDamaged` for a damaged file.
+    quick integrity check on open. Raises :class:`StoreDamaged` for a damaged file and
+    :class:`WriteFailed` when it cannot be created or written (disk full, read-only).
     """
 
     FILENAME = "responses.sqlite"
-    #: longest time a stored row waits for its commit (seconds)
-    COMMIT_EVERY_S = 0.05
+    #: how long a failed write is retried before the run stops (seconds; ``$LENSBENCH_WRITE_RETRY_S``,
+    #: default 10): a disk that fills and frees within this time costs nothing
+    WRITE_RETRY_S = WRITE_RETRY_S
 
     def __init__(self, run_dir: str | Path, *, check: bool = True):
         self.run_dir = Path(run_dir)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.run_dir / self.FILENAME
-        self._timer: asyncio.TimerHandle | None = None
-        self._rows: list[tuple] = []  # put() rows not written yet (one executemany per commit)
-        self._last_commit = 0.0
+        self._rows: list[tuple] = []  # put() rows not committed yet (one executemany per commit)
+        self._soon: asyncio.Handle | None = None  # the scheduled group commit ...
+        self._soon_loop: asyncio.AbstractEventLoop | None = None  # ... and its event loop
+        self._waiters: list[tuple[int, asyncio.Future]] = []  # durable() callers waiting on a failed commit
+        self._n_put = self._n_done = 0  # rows queued so far / committed so far (durable() compares them)
+        self._failing_since: float | None = None  # first failed write of the current outage
+        self._failed: WriteFailed | None = None  # set once the retries gave up
+        self._tries = 0  # failed group commits of the current outage (backoff)
+        #: rows SQLite refused inside a transaction (left out alone; their request is re-sent by the next run)
+        self.bad_rows: list[str] = []
+        self._db: sqlite3.Connection | None = None
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None)
-            if check:
-                bad = [r[0] for r in self._db.execute("PRAGMA quick_check")]
-                if bad != ["ok"]:
-                    raise sqlite3.DatabaseError("; ".join(map(str, bad[:3])))
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            if getattr(self, "_db", None) is not None:
-                self._db.close()
-            self._db = None
+            self._db = retry_writes(lambda: self._connect(check), f"{self.path} (opening it)")
+        except (sqlite3.DatabaseError, OSError) as exc:
+            if isinstance(exc, OSError):  # not a full disk (retried above): permissions, a file in the way
+                raise WriteFailed(f"cannot open {self.path} for writing: {write_reason(exc)}") from None
             raise StoreDamaged(f"{self.path} is damaged ({exc}); run 'lensbench repair {self.run_dir}' to salvage "
                                "every readable reply into a fresh store") from None
 
+    def _connect(self, check: bool) -> sqlite3.Connection:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            if check:
+                bad = [r[0] for r in db.execute("PRAGMA quick_check")]
+                if bad != ["ok"]:
+                    raise sqlite3.DatabaseError("; ".join(map(str, bad[:3])))
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
     def close(self) -> None:
-        """Commit what is pending and close the database (idempotent)."""
-        if self._db is not None:
+        """Commit what is pending and close the database (idempotent).
+
+        Raises :class:`WriteFailed` when rows could not be written (after the retries); the
+        database is closed all the same and every earlier commit is kept.
+        """
+        if self._db is None:
+            return
+        try:
             self.commit()
+        finally:
+            lost = len(self._rows)
+            self._cancel_soon()
             self._db.close()
             self._db = None
+            failure = self._failed or (WriteFailed(f"{self.path}: {lost} replies could not be stored", lost)
+                                       if lost else None)
+            self._wake(failure)
+        if failure is not None:
+            raise failure
 
     def __enter__(self) -> "RunStore":
         return self
@@ -141,40 +189,168 @@ class RunStore:
         return out
 
     def put(self, resp: StoredResponse, *, role: str = "model", request_json: str | None = None) -> None:
-        """Insert or replace one row (an ``ok`` row is never replaced by an error); committed within
-        :attr:`COMMIT_EVERY_S` when called inside a running event loop (by a timer on it), else at once."""
+        """Queue one row for insert-or-replace (an ``ok`` row is never replaced by an error).
+
+        Inside a running event loop the row is committed on the loop's next turn, together with the
+        rows queued in the same turn (await :meth:`durable` for it); outside one, at once.
+
+        Raises:
+            BadRow: a field SQLite cannot store (reply text not a string, usage not JSON, ...); nothing
+                is queued, so the other rows are unaffected.
+            WriteFailed: the store gave up writing (see :attr:`WRITE_RETRY_S`).
+        """
+        if self._failed is not None:
+            raise self._failed
+        row = make_row(resp, role, request_json)
         if resp.status == "error":
             self.commit()
             cur = self._db.execute("SELECT status FROM responses WHERE key = ?", (resp.key,)).fetchone()
             if cur is not None and cur[0] == "ok":
                 return
-        self._rows.append((resp.key, resp.request_id, role, resp.status, resp.text, resp.reasoning, resp.error,
-                           resp.attempts, resp.latency_s, resp.finish_reason,
-                           json.dumps(resp.usage) if resp.usage else None, request_json, time.time()))
-        self._commit_soon()
-
-    def _commit_soon(self) -> None:
-        if time.monotonic() - self._last_commit >= self.COMMIT_EVERY_S:
+        self._rows.append(row)
+        self._n_put += 1
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop: commit at once
             self.commit()
-        elif self._timer is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                self.commit()
+            return
+        if self._soon is not None and self._soon_loop is not loop:  # scheduled in a loop that has ended
+            self.commit()
+        elif self._soon is None and self._failing_since is None:
+            self._soon, self._soon_loop = loop.call_soon(self._group_commit), loop
+
+    async def durable(self) -> None:
+        """Return once every row queued so far is committed (at once when none is pending).
+
+        Raises :class:`~lensbench.core.writes.WriteFailed` when the store gave up writing them.
+        """
+        if self._failed is not None:
+            raise self._failed
+        if not self._rows:
+            return
+        mine = self._n_put
+        await _next_turn()  # the group commit put() scheduled runs before this task resumes (FIFO)
+        if self._n_done >= mine:
+            return
+        if self._failed is not None:
+            raise self._failed
+        if self._soon is None:  # nothing scheduled (rows queued outside this loop's turns): commit now
+            self.commit()
+            return
+        fut = asyncio.get_running_loop().create_future()  # the commit failed: wait for its retries
+        self._waiters.append((mine, fut))
+        await fut
+
+    def _group_commit(self) -> None:
+        """The scheduled commit (event-loop callback): write the queued rows; on a failed write,
+        try again later (backing off) until :attr:`WRITE_RETRY_S` has passed, then fail the waiters."""
+        self._soon = None
+        if self._db is None:
+            return
+        try:
+            self._write()
+        except WriteFailed as exc:
+            now = time.monotonic()
+            if self._failing_since is None:
+                self._failing_since = now
+            if now - self._failing_since >= self.WRITE_RETRY_S:
+                self._give_up(exc)
                 return
-            self._timer = loop.call_later(self.COMMIT_EVERY_S, self.commit)
+            delay = min(1.0, 0.05 * 2 ** self._tries)
+            self._tries += 1
+            self._soon = self._soon_loop.call_later(delay, self._group_commit)
+            return
+        self._wake(None)
+
+    def _give_up(self, exc: WriteFailed) -> None:
+        n = len(self._rows)
+        self._failed = WriteFailed(
+            f"cannot write {self.path}: {exc} (retried for {self.WRITE_RETRY_S:g} s); {n} replies received but "
+            "not stored; every reply stored before is kept. Free space and run the same command to resume", n)
+        self._wake(self._failed)
+
+    def _wake(self, exc: BaseException | None) -> None:
+        """Resolve the waiters whose rows are committed (all of them, failed, when ``exc`` is given)."""
+        keep = []
+        for mine, f in self._waiters:
+            if f.done():
+                continue
+            if exc is not None:
+                f.set_exception(exc)
+            elif self._n_done >= mine:
+                f.set_result(None)
+            else:
+                keep.append((mine, f))
+        self._waiters = keep
+
+    def _cancel_soon(self) -> None:
+        if self._soon is not None:
+            self._soon.cancel()
+            self._soon = None
+
+    def _write(self) -> None:
+        """One transaction with the queued rows; raises :class:`WriteFailed` (rows kept queued) when
+        the disk refuses it. Should SQLite refuse a row itself (a constraint), the rows are written one
+        by one and that row alone is left out, listed in :attr:`bad_rows`."""
+        if not self._rows:
+            self._failing_since, self._tries = None, 0
+            return
+        db = self._db
+        try:
+            db.execute("BEGIN")
+            try:
+                db.executemany(_INSERT, self._rows)
+            except (sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError, OverflowError):
+                self._one_by_one()
+            db.execute("COMMIT")
+        except (sqlite3.DatabaseError, OSError) as exc:
+            if db.in_transaction:
+                try:
+                    db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            if not is_write_failure(exc):
+                raise
+            raise WriteFailed(write_reason(exc), len(self._rows)) from None
+        self._n_done += len(self._rows)
+        self._rows = []
+        self._failing_since, self._tries = None, 0
+
+    def _one_by_one(self) -> None:
+        """Inside the open transaction: insert the queued rows singly, skipping those SQLite refuses."""
+        for row in self._rows:
+            try:
+                self._db.execute(_INSERT, row)
+            except (sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError, OverflowError) as exc:
+                self.bad_rows.append(f"request {row[1]!r}: not stored ({exc})")
 
     def commit(self) -> None:
-        """Commit the rows written so far (no-op when none are pending)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._db is not None and self._rows:
-            rows, self._rows = self._rows, []
-            self._db.execute("BEGIN")
-            self._db.executemany(_INSERT, rows)
-            self._db.execute("COMMIT")
-        self._last_commit = time.monotonic()
+        """Commit the rows queued so far (no-op when none are pending).
+
+        A failed write is retried (blocking, backing off) for :attr:`WRITE_RETRY_S` seconds, then
+        raises :class:`WriteFailed`; once the store has given up, one more try is made and the
+        rows stay queued when it fails (no exception: :meth:`close` reports them).
+        """
+        self._cancel_soon()
+        if self._db is None or not self._rows:
+            self._wake(None)
+            return
+        start = self._failing_since or time.monotonic()
+        delay = 0.05
+        while True:
+            try:
+                self._write()
+                break
+            except WriteFailed as exc:
+                if self._failed is not None:
+                    return
+                self._failing_since = self._failing_since or start
+                if time.monotonic() - start >= self.WRITE_RETRY_S:
+                    self._give_up(exc)
+                    raise self._failed from None
+                time.sleep(delay)
+                delay = min(1.0, delay * 2)
+        self._wake(None)
 
     def counts(self) -> dict[str, int]:
         """``{"ok": n, "error": n}`` over all rows."""
@@ -194,9 +370,11 @@ class RunStore:
             yield dict(zip(cols, row))
 
     def put_meta(self, key: str, value: str) -> None:
-        """Store a named text value (e.g. a copy of the manifest) and commit it."""
-        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+        """Store a named text value (e.g. a copy of the manifest) and commit it; a write the disk refuses
+        is retried (see :func:`~lensbench.core.writes.retry_writes`), then raises WriteFailed."""
         self.commit()
+        retry_writes(lambda: self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value)),
+                     str(self.path))
 
     def get_meta(self, key: str) -> str | None:
         """The named text value, or None."""

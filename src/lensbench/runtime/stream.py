@@ -97,6 +97,7 @@ async def run_stream(engine, batches: AsyncIterable[Sequence[Request]], label: s
             if engine._settle(req, resp, lab, answered=answered):
                 state["errors"] += 1
             engine._progress.advance(state["errors"])
+            await engine.store.durable()  # stored before this worker buys another reply
 
     tasks = [asyncio.ensure_future(feed())] + [asyncio.ensure_future(worker()) for _ in range(n_workers)]
     try:

@@ -83,6 +83,14 @@ class FakeOpenAIServer:
         self.hold_after = hold_after
         self._released: asyncio.Event | None = None
 
+    def wait_answered(self, n: int, proc=None, timeout_s: float = 120.0) -> int:
+        """Wait until ``n`` requests have been answered in all, or ``proc`` (a ``subprocess.Popen``) ended, or
+        ``timeout_s`` passed; returns the number answered."""
+        deadline = time.monotonic() + timeout_s
+        while sum(self.answered.values()) < n and (proc is None or proc.poll() is None) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        return sum(self.answered.values())
+
     def release(self) -> None:
         """Answer held requests and stop holding."""
         self.hold_after = None

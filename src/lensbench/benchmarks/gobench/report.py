@@ -13,7 +13,7 @@ from typing import Any
 from lensbench.benchmarks.gobench.records import ANSWERS, DIM_TITLES, DIMENSIONS
 from lensbench.core.resources import read_text
 from lensbench.core.results import RunResult
-from lensbench.report.common import empty_notes, run_label
+from lensbench.report.common import empty_notes, failed_and_unsent, run_label
 from lensbench.report.tables import render_table
 
 __all__ = ["paper_table", "render_tables"]
@@ -89,9 +89,13 @@ def render_tables(results: Sequence[RunResult], fmt: str = "md", with_paper: boo
             if r.counts.get("n_images_missing"):
                 notes.append(f"{r.model}: {r.counts['n_images_missing']} of {r.counts.get('n_records_total')} "
                              "records had no image file and were skipped.")
-            if r.counts.get("n_error"):  # failed requests (a --limit run is partial, not failed)
-                notes.append(f"{r.model}: {r.counts.get('n_error')} request(s) failed in transport and are not "
+            failed, unsent = failed_and_unsent(r)  # a --limit run is partial, not failed
+            if failed:
+                notes.append(f"{r.model}: {failed} request(s) failed in transport and are not "
                              "scored; re-run with the same --out to retry them.")
+            if unsent:
+                notes.append(f"{r.model}: {unsent} request(s) were not sent (the run was stopped before sending "
+                             "them); run the same command again to send them.")
         parts.append("\n".join(f"- {n}" for n in notes) + "\n")
     if empty := empty_notes(results, "scored unparseable (excluded from every dimension, as any unparseable reply)"):
         parts.append(empty)

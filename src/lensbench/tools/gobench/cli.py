@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
-from lensbench.core.errors import ConfigError, DataError
+from lensbench.core.errors import ConfigError, DataError, LensbenchError
 from lensbench.core.console import fail
 
 __all__ = ["gobench_app"]
@@ -135,9 +135,14 @@ def export_cmd(
 ) -> None:
     """Write complete ratings (one row per rater and image) as a CSV for --human-ratings / summary."""
     from lensbench.benchmarks.gobench.ratings_db import RatingsDB
+    from lensbench.runtime.folder import check_out_file
 
     if not db.is_file():
         _fail(f"{db}: not found")
+    try:
+        check_out_file(out)
+    except LensbenchError as exc:
+        _fail(str(exc))
     store = RatingsDB(db)
     try:
         n = store.export_csv(out)

@@ -53,9 +53,11 @@ def negatives_cmd(
     """Edit descriptions into negatives (bbox null) and mix them with positives at NEG:POS."""
     from lensbench.backends.base import BackendConfig
     from lensbench.backends.providers import make_backend
+    from lensbench.runtime.folder import check_out_file
     from lensbench.tools.groundingme.negatives import build_negatives, mix_negatives, parse_ratio, read_refexp_source
 
     try:
+        check_out_file(out)
         parse_ratio(ratio)
         items = read_refexp_source(source)
         backend = make_backend(llm, BackendConfig(base_urls=base_url, api_key_env=api_key_env, seed=seed))

@@ -65,10 +65,12 @@ def synthesize_cmd(
     from lensbench.core.errors import LensbenchError
     from lensbench.media.frame_cache import FrameCache
     from lensbench.tools.ivbench.synth import load_videoqa, make_embedder, synthesize
+    from lensbench.runtime.folder import check_out_file
     from lensbench.runtime.store import RunStore
 
     work = work or out.with_suffix(".work")
     try:
+        check_out_file(out)
         if question_type not in TASK_ABBREV:
             raise ConfigError(f"--question-type {question_type!r}: use one of {', '.join(TASKS)}")
         items = load_videoqa(videoqa)

@@ -1,0 +1,212 @@
+"""Chaos around a run (issue 20): kill -9 at random points, SIGTERM with a launched stand-in engine, a
+disk that fills; after each incident the run is resumed with the same command until it completes.
+
+Per incident it prints the replies re-bought (answered by the server but not in the store when the
+process stopped: bought again by the resume; goal <= the requests in flight, i.e. --concurrency),
+the processes left behind (the stand-in engine and its forked workers; goal 0), temporary folders
+left (lensbench-vllm-*; goal 0) and tracebacks in any output (goal 0); a resumed run must give the
+clean run's metrics. Data: a generated RGB-Th-Bench release (960 questions); the server is the
+local fake OpenAI server (or the stand-in engine, for SIGTERM); the full disk is a small tmpfs in a
+private mount namespace (:mod:`lensbench.testing.small_disk`; skipped where not allowed).
+
+    python benchmarks/chaos.py [--kills 10] [--terms 4] [--disks 4] [--concurrency 32] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from urllib.parse import quote
+
+from lensbench.runtime.rows import count_ok
+from lensbench.testing.data import make_rgbth_release
+from lensbench.testing.server import FakeOpenAIServer
+from lensbench.testing.small_disk import SmallDisk, small_disk_available
+
+LENSBENCH = [sys.executable, "-m", "lensbench"]
+
+
+def answer(body: dict) -> str:
+    text = body["messages"][-1]["content"][-1]["text"]
+    return "Yes." if zlib.crc32(text.encode()) % 3 else "No."
+
+
+def run_argv(data: Path, out: Path, model: str, url: str | None, c: int) -> list[str]:
+    argv = [*LENSBENCH, "run", "rgb-th-bench", "--data-dir", str(data), "--model", model, "--out", str(out),
+            "--no-progress", "--concurrency", str(c), "--format", "json"]
+    return argv + (["--base-url", url] if url else [])
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except (ProcessLookupError, FileNotFoundError):
+        return False
+
+
+def metrics(stdout: str) -> dict:
+    return json.loads(stdout)["metrics"]
+
+
+def resume(argv: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run ``argv`` until it completes (a disk outage may need more than one go)."""
+    for _ in range(3):
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
+        if r.returncode == 0:
+            return r
+    return r
+
+
+class Tally:
+    def __init__(self, name: str):
+        self.name, self.rows = name, []
+
+    def add(self, **row) -> None:
+        self.rows.append(row)
+        print(f"  {self.name} #{len(self.rows)}: " + ", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+
+    def summary(self, c: int) -> str:
+        if not self.rows:
+            return f"{self.name:<28} (not run)"
+        rb = [r["rebought"] for r in self.rows if isinstance(r["rebought"], int)] or [0]  # "?": not counted
+        return (f"{self.name:<28} {len(self.rows):>3} incidents  re-bought per incident max {max(rb):>3} "
+                f"mean {sum(rb) / len(rb):5.1f} (goal <= {c})  orphans {sum(r.get('orphans', 0) for r in self.rows)}"
+                f"  tmp left {sum(r.get('tmp_left', 0) for r in self.rows)}  tracebacks "
+                f"{sum(r['tracebacks'] for r in self.rows)}  same result {sum(r['same'] for r in self.rows)}/"
+                f"{len(self.rows)}")
+
+
+def kill9(data: Path, work: Path, n: int, c: int, rng: random.Random, clean: dict, total: int) -> Tally:
+    t = Tally("kill -9")
+    with FakeOpenAIServer(answer, latency=0.02) as srv:
+        for i in range(n):
+            out = work / f"kill{i}"
+            argv = run_argv(data, out, "openai:fake", srv.url, c)
+            srv.answered.clear()
+            at = rng.randrange(c, total - c)
+            p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            srv.wait_answered(at, p)
+            time.sleep(rng.random() * 0.05)
+            p.kill()
+            _, err = p.communicate()
+            time.sleep(0.1)
+            lost = sum(srv.answered.values()) - (count_ok(out) or 0)
+            r = resume(argv)
+            rebought = sum(srv.answered.values()) - len(srv.answered)
+            t.add(killed_after=at, lost=lost, rebought=rebought, tracebacks=(err + r.stderr).count("Traceback"),
+                  same=int(r.returncode == 0 and metrics(r.stdout) == clean))
+    return t
+
+
+def sigterm(data: Path, work: Path, n: int, c: int, rng: random.Random) -> Tally:
+    t = Tally("SIGTERM, launched engine")
+    exe = quote(f"{sys.executable} -m lensbench.testing.standin_engine serve")
+    model = f"vllm:org/m?exe={exe}&args={quote('--standin-latency 0.2 --standin-workers 2')}"
+    r = subprocess.run(run_argv(data, work / "term-clean", model, None, c), capture_output=True, text=True,
+                       timeout=600, env={**os.environ, "TMPDIR": str(work)})
+    assert r.returncode == 0, r.stderr
+    clean = metrics(r.stdout)  # the stand-in answers every question alike: its own reference
+    for i in range(n):
+        out, tmp, rec = work / f"term{i}", work / f"term{i}.tmp", work / f"term{i}.rec"
+        tmp.mkdir()
+        env = {**os.environ, "TMPDIR": str(tmp), "LENSBENCH_STANDIN_RECORD": str(rec)}
+        argv = run_argv(data, out, model, None, c)
+        p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not rec.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(rng.random() * 6.0)  # a whole run takes ~6 s: stop it anywhere, the end included
+        info = json.loads(rec.read_text())
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=120)
+        time.sleep(0.5)
+        pids = [info["pid"], *info["workers"]]
+        orphans = [x for x in pids if alive(x)]
+        for x in orphans:
+            os.kill(x, signal.SIGKILL)
+        answered = int(Path(str(rec) + ".answered").read_text()) if Path(str(rec) + ".answered").exists() else -1
+        stored = count_ok(out) or 0
+        line = [x for x in err.splitlines() if "replies stored" in x]
+        tmp_left = len(list(tmp.glob("lensbench-vllm-*")))
+        rec.unlink()
+        r = resume(argv, env)
+        t.add(stored_at_stop=stored, rebought=answered - stored if answered >= 0 else "?",  # ?: engine killed
+              exit=p.returncode,
+              line=int(len(line) == 1), orphans=len(orphans), tmp_left=tmp_left,
+              tracebacks=(err + r.stderr).count("Traceback"), same=int(r.returncode == 0 and metrics(r.stdout) == clean))
+        if len(orphans):
+            print(f"    orphans killed: {orphans}")
+    return t
+
+
+def full_disk(data: Path, n: int, c: int, rng: random.Random, clean: dict, total: int) -> Tally:
+    t = Tally("disk fills")
+    if not small_disk_available():
+        print("  (no private tmpfs mount here: skipped)")
+        return t
+    env = {**os.environ, "LENSBENCH_WRITE_RETRY_S": "2"}
+    with FakeOpenAIServer(answer, latency=0.02) as srv:
+        for i in range(n):
+            outage = 0.3 if i % 2 == 0 else None
+            with SmallDisk(16384) as disk:
+                argv = disk.prefix() + run_argv(data, disk.path / "run", "openai:fake", srv.url, c)
+                srv.answered.clear()
+                at = rng.randrange(c, total - c)
+                p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                srv.wait_answered(at, p)
+                disk.outage(outage)
+                _, err = p.communicate(timeout=300)
+                disk.free()
+                leftovers = [f.name for f in disk.outside("run").iterdir() if f.name.endswith(".tmp")]
+                one_line = p.returncode == 0 or [x for x in err.splitlines() if x.strip()][-1].startswith("error: ")
+                r = resume(argv, env)
+                rebought = sum(srv.answered.values()) - len(srv.answered)
+                t.add(outage="0.3 s" if outage else "lasting", filled_after=at, exit=p.returncode,
+                      one_line=int(bool(one_line)), tmp_left=len(leftovers), rebought=rebought,
+                      tracebacks=(err + r.stderr).count("Traceback"),
+                      same=int(r.returncode == 0 and metrics(r.stdout) == clean))
+    return t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kills", type=int, default=10)
+    ap.add_argument("--terms", type=int, default=4)
+    ap.add_argument("--disks", type=int, default=4)
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    work = Path(tempfile.mkdtemp(prefix="lensbench-chaos-"))
+    try:
+        data = make_rgbth_release(work / "data", n_scenes=30)
+        total = 960
+        with FakeOpenAIServer(answer) as srv:
+            r = subprocess.run(run_argv(data, work / "clean", "openai:fake", srv.url, a.concurrency),
+                               capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        clean = metrics(r.stdout)
+        print(f"{total} requests per run, concurrency {a.concurrency}; clean run done")
+        tallies = [kill9(data, work, a.kills, a.concurrency, rng, clean, total),
+                   sigterm(data, work, a.terms, a.concurrency, rng),
+                   full_disk(data, a.disks, a.concurrency, rng, clean, total)]
+        print("\nsummary")
+        for t in tallies:
+            print(t.summary(a.concurrency))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
