@@ -23,6 +23,8 @@ import io
 import re
 
 import pytest
+
+from lensbench.core.errors import NOT_SENT
 from rich.console import Console
 
 from lensbench.backends.base import Backend
@@ -329,7 +331,8 @@ def test_offline_sends_nothing_returns_stored_and_marks_the_rest(harness, path):
     out = h.send([req(0, "a"), req(1, "b"), req(2, "new"), req(3, "a")])
     assert h.backend.calls == []
     assert (out["r0"].status, out["r0"].text, out["r3"].text) == ("ok", "stored a", "stored a")
-    assert out["r1"].status == out["r2"].status == "error" and "offline" in out["r2"].error
+    # a request with no stored reply was never sent: reports count it as "not sent", not as failed in transport
+    assert out["r1"].status == out["r2"].status == "error" and out["r2"].error == NOT_SENT
     assert len(h.rows()) == 2  # nothing written: the stored error stays as it was
     assert h.engine.stats.unique == 3 and h.engine.stats.cached == 1 and h.engine.stats.sent == 0
 

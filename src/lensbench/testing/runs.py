@@ -43,8 +43,12 @@ def make_image(path: Path, size: tuple[int, int] = (320, 240), seed: int = 0, fm
 def write_run(run_dir: Path, benchmark: str, model: str, records: list[SampleRecord], metrics: dict[str, Any],
               complete: bool = True, write_result: bool = True, manifest: dict[str, Any] | None = None) -> Path:
     """Write a run folder from records (``result.json`` only when ``write_result``); ``manifest``:
-    extra ``run.json`` fields (``n_samples``, ``options``, ``generation_overrides``, ...)."""
+    extra ``run.json`` fields (``n_samples``, ``options``, ``generation_overrides``, ...). The folder gets
+    an empty run store, as a real run has one (a report of a folder whose store is gone warns and exits 3)."""
+    from lensbench.runtime.store import RunStore
+
     run_dir.mkdir(parents=True, exist_ok=True)
+    RunStore(run_dir).close()
     (run_dir / "run.json").write_text(json.dumps({"benchmark": benchmark, "model_name": model, "seed": 0,
                                                   "model_spec": f"crafted:{model}", **(manifest or {})}),
                                       encoding="utf-8")
