@@ -23,11 +23,10 @@ import io
 import re
 
 import pytest
-
-from lensbench.core.errors import NOT_SENT
 from rich.console import Console
 
 from lensbench.backends.base import Backend
+from lensbench.core.errors import NOT_SENT
 from lensbench.benchmarks.base import RunContext
 from lensbench.core.errors import TransportError
 from lensbench.core.types import Completion, Message, Request, StoredResponse
