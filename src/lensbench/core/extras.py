@@ -16,6 +16,8 @@ genvip    cv2, sklearn, httpx                           GenViP curation and imag
 gobench   httpx, krippendorff                           GOBench generation API and rater agreement
 plots     matplotlib                                    figures (IV-Bench frame plots)
 hf        torch, transformers, diffusers, open_clip     local models (editors, generators, embedders)
+train     torch, transformers, trl, peft, diffusers,    the papers' training recipes (``lensbench train``)
+          accelerate, datasets
 llamacpp  xllamacpp                                     ``--model llamacpp:PATH.gguf``
 ========  ============================================  =============================================
 
@@ -44,6 +46,7 @@ EXTRAS: dict[str, str] = {
     "plots": "figures (matplotlib)",
     "yaml": "YAML configs for 'lensbench eval' (PyYAML; TOML needs nothing)",
     "hf": "local models (torch, transformers, diffusers)",
+    "train": "training recipes (torch, transformers, TRL, peft, diffusers, accelerate, datasets)",
     "llamacpp": "local GGUF models through llama.cpp",
 }
 
