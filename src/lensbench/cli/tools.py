@@ -15,4 +15,5 @@ TOOL_GROUPS: list[tuple[str, str]] = [
     ("ivbench", "lensbench.tools.ivbench.cli:ivbench_app"),
     ("groundingme", "lensbench.tools.groundingme.cli:groundingme_app"),
     ("data", "lensbench.tools.data.cli:data_app"),
+    ("train", "lensbench.cli.train:train_app"),
 ]

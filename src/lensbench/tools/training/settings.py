@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["VLMTrainSettings", "EditorTrainSettings", "LLM_LORA_TARGETS", "QWEN_IMAGE_LORA_TARGETS"]
+from lensbench.core.errors import ConfigError
+
+__all__ = ["VLMTrainSettings", "EditorTrainSettings", "LLM_LORA_TARGETS", "QWEN_IMAGE_LORA_TARGETS", "settings_from_cli"]
 
 #: peft regex: the language model's attention and MLP projections (not the vision tower) of the
 #: Qwen2.5-VL / Qwen3-VL / LLaVA-OneVision module trees in transformers >= 4.52.
@@ -92,10 +94,34 @@ class EditorTrainSettings(BaseModel):
     logit_mean: float = 0.0
     logit_std: float = 1.0
     mode_scale: float = 1.29
-    mixed_precision: Literal["no", "bf16", "fp16"] = "bf16"
+    mixed_precision: Literal["no", "bf16", "fp16"] = "bf16"  # "no" on a CPU whatever is set
     seed: int = 0
     save_steps: int = Field(default=500, ge=1)
     resume: bool = True
     gradient_checkpointing: bool = False
     max_grad_norm: float = Field(default=1.0, gt=0)
     device: Literal["auto", "cpu", "cuda"] = "auto"
+
+
+def settings_from_cli(cls: type[BaseModel], sets: list[str] | None = None, **fixed: Any) -> BaseModel:
+    """``cls(**fixed, **overrides)`` where ``sets`` are ``KEY=VALUE`` strings from a repeated
+    ``--set`` option (values coerced by the field types; a comma-separated value fills a list
+    field). ``fixed`` are the recipe's values (model, out, paper defaults); ``--set`` wins.
+
+    Raises ConfigError naming the bad ``--set`` entry, an unknown key (with the known ones) or an
+    invalid value."""
+    over: dict[str, Any] = {}
+    for item in sets or []:
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE")
+        if key not in cls.model_fields:
+            raise ConfigError(f"--set {item!r}: unknown key {key!r}; known: {', '.join(cls.model_fields)}")
+        ann = str(cls.model_fields[key].annotation)
+        over[key] = [v.strip() for v in value.split(",") if v.strip()] if ann.startswith("list[") else value
+    try:
+        return cls(**{**fixed, **over})
+    except ValidationError as exc:
+        bad = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"training settings: {bad}") from None
