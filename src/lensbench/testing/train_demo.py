@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -138,9 +139,7 @@ def make_ivbench_demo(root: str | Path, n_videos: int = 2, seed: int = 0) -> dic
     (root / "ivbench").mkdir(parents=True, exist_ok=True)
     (root / "ivbench" / "test_data.jsonl").write_text("\n".join(lines_eval) + "\n", encoding="utf-8")
     (root / "ivbench" / "videos").mkdir(exist_ok=True)
-    for f in videos.iterdir():
-        link = root / "ivbench" / "videos" / f.name
-        if not link.exists():
-            link.symlink_to(f.resolve())
+    for f in videos.iterdir():  # copies: IV-Bench refuses media that resolve outside its data folder
+        shutil.copyfile(f, root / "ivbench" / "videos" / f.name)
     return {"synth": root / "synth" / "synth.jsonl", "videos": videos, "images": root / "synth" / "images",
             "ivbench": root / "ivbench"}

@@ -32,7 +32,7 @@ def editor_of(r: RunResult) -> str:
         return "release translations (translated_rgb_imgs)"
     rep = Path(folder) / "translate_report.json"
     try:
-        return str(json.loads(rep.read_text(encoding="utf-8"))["editor"])
+        return str(json.loads(rep.read_text(encoding="utf-8"))["editor"]).replace("|", "; ")  # no table pipes
     except (OSError, ValueError, KeyError):
         return str(folder)
 
