@@ -33,7 +33,7 @@ from lensbench.tools.training.measure import Meter
 from lensbench.tools.training.sft_data import read_examples, to_dataset
 from lensbench.tools.training.settings import VLMTrainSettings
 
-__all__ = ["train_vlm", "load_vlm", "JsonlLog", "file_sha256"]
+__all__ = ["train_vlm", "build_trainer", "load_vlm", "JsonlLog", "file_sha256"]
 
 _VISION = ("visual.", "vision_tower", "vision_model", "multi_modal_projector")
 
@@ -105,23 +105,9 @@ def _finished(out: Path, fingerprint: dict[str, Any]) -> dict[str, Any] | None:
     return s if s.get("fingerprint") == fingerprint else None
 
 
-def train_vlm(train_file: str | Path, settings: VLMTrainSettings) -> dict[str, Any]:
-    """Train on ``train_file`` as ``settings`` say (module docstring); returns the summary written to
-    ``out/train_summary.json``: ``model_dir`` (for ``hf:``), ``adapter_dir``, ``steps``, ``losses``
-    (logged training losses in order), ``train_runtime_s``, ``samples_per_s``, ``peak_rss_mb``,
-    ``peak_gpu_mb``, ``resumed_from``, ``fingerprint`` (data SHA-256 + settings).
-
-    Raises DataError for a bad example file (before loading anything), ConfigError for a model
-    that cannot be loaded or a missing ``lensbench[train]``.
-    """
-    s = settings
-    train_file = Path(train_file)
-    examples = read_examples(train_file)
-    out = Path(s.out)
-    fingerprint = {"data_sha256": file_sha256(train_file), "settings": s.model_dump(mode="json", exclude={"out"})}
-    done = _finished(out, fingerprint)
-    if done is not None:
-        return {**done, "skipped": "already trained with this data and these settings"}
+def build_trainer(examples: list[dict[str, Any]], s: VLMTrainSettings, log: JsonlLog | None = None):
+    """``(trainer, processor, device, dtype)``: TRL's ``SFTTrainer`` over ``examples`` as
+    :func:`train_vlm` uses it (not trained yet). Raises ConfigError (model / extra)."""
     torch = require("torch", "train", "training an image-text model")
     tf = require("transformers", "train", "training an image-text model")
     trl = require("trl", "train", "training an image-text model")
@@ -138,11 +124,10 @@ def train_vlm(train_file: str | Path, settings: VLMTrainSettings) -> dict[str, A
         for name, p in model.named_parameters():
             if any(k in name for k in _VISION):
                 p.requires_grad_(False)
-    ckpt_dir = out / "checkpoints"
     fields = {f.name for f in dataclasses.fields(trl.SFTConfig)}
     warmup = {"warmup_ratio": s.warmup_ratio} if "warmup_ratio" in fields else {"warmup_steps": s.warmup_ratio}
     args = trl.SFTConfig(
-        output_dir=str(ckpt_dir), num_train_epochs=s.epochs, max_steps=s.max_steps,
+        output_dir=str(Path(s.out) / "checkpoints"), num_train_epochs=s.epochs, max_steps=s.max_steps,
         per_device_train_batch_size=s.batch_size, gradient_accumulation_steps=s.grad_accum,
         learning_rate=s.learning_rate, lr_scheduler_type="cosine", **warmup,
         logging_steps=s.logging_steps, save_steps=s.save_steps, save_total_limit=s.save_total_limit,
@@ -150,14 +135,39 @@ def train_vlm(train_file: str | Path, settings: VLMTrainSettings) -> dict[str, A
         use_cpu=device == "cpu", report_to=[], max_length=s.max_length, completion_only_loss=True,
         gradient_checkpointing=s.gradient_checkpointing, dataloader_num_workers=s.dataloader_workers,
         remove_unused_columns=False)
-    log = JsonlLog(out / "train_log.jsonl")
     trainer = trl.SFTTrainer(model=model, args=args, train_dataset=to_dataset(examples), processing_class=processor,
-                             peft_config=peft_config, callbacks=[_log_callback(tf, log)])
+                             peft_config=peft_config, callbacks=[_log_callback(tf, log)] if log else None)
+    return trainer, processor, device, dtype
+
+
+def train_vlm(train_file: str | Path, settings: VLMTrainSettings) -> dict[str, Any]:
+    """Train on ``train_file`` as ``settings`` say (module docstring); returns the summary written to
+    ``out/train_summary.json``: ``model_dir`` (for ``hf:``), ``adapter_dir``, ``steps``, ``losses``
+    (logged training losses in order), ``train_runtime_s``, ``samples_per_s``, ``peak_rss_mb``,
+    ``peak_gpu_mb``, ``resumed_from``, ``fingerprint`` (data SHA-256 + settings); ``skipped`` when
+    a finished run with the same data and settings was found (nothing trained).
+
+    Raises DataError for a bad example file (before loading anything), ConfigError for a model
+    that cannot be loaded or a missing ``lensbench[train]``.
+    """
+    s = settings
+    train_file = Path(train_file)
+    examples = read_examples(train_file)
+    out = Path(s.out)
+    fingerprint = {"data_sha256": file_sha256(train_file), "settings": s.model_dump(mode="json", exclude={"out"})}
+    done = _finished(out, fingerprint)
+    if done is not None:
+        return {**done, "skipped": "already trained with this data and these settings"}
+    tf = require("transformers", "train", "training an image-text model")
+    log = JsonlLog(out / "train_log.jsonl")
+    trainer, processor, device, dtype = build_trainer(examples, s, log)
+    ckpt_dir = out / "checkpoints"
     last = tf.trainer_utils.get_last_checkpoint(str(ckpt_dir)) if s.resume and ckpt_dir.is_dir() else None
     meter = Meter().start()
     result = trainer.train(resume_from_checkpoint=last)
     steps = trainer.state.global_step
-    m = meter.stop(samples=int(steps * s.batch_size * s.grad_accum))
+    start = int(Path(last).name.rsplit("-", 1)[1]) if last else 0
+    m = meter.stop(samples=int((steps - start) * s.batch_size * s.grad_accum))  # this process's samples
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     summary: dict[str, Any] = {
         "base_model": s.model, "train_file": str(train_file), "n_examples": len(examples), "steps": steps,
