@@ -369,3 +369,20 @@ def test_cli_lists_the_recipes():
     assert top.exit_code == 0 and "train" in top.output and "Sec. 5.3" in top.output
     r = CliRunner().invoke(app, ["train", "--help"])
     assert all(k in r.output for k in ("groundingme", "genvip", "ivbench", "tiny", "demo-data"))
+
+
+def test_manifest_paths_relative_to_where_curate_ran(tmp_path, monkeypatch):
+    """``genvip curate --pairs demo/pairs`` writes paths as given (relative to its working folder)."""
+    from lensbench.tools.genvip.editor_data import pairs_from_manifest
+
+    _img(tmp_path / "demo" / "pairs" / "ir" / "a.png"), _img(tmp_path / "demo" / "pairs" / "rgb" / "a.png")
+    (tmp_path / "cur").mkdir()
+    (tmp_path / "cur" / "manifest.jsonl").write_text(json.dumps(
+        {"ir": "demo/pairs/ir/a.png", "rgb": "demo/pairs/rgb/a.png", "kept": True}) + "\n" + json.dumps(
+        {"ir": "demo/pairs/ir/b.png", "rgb": "demo/pairs/rgb/b.png", "kept": False}) + "\n")
+    monkeypatch.chdir(tmp_path)
+    p, = pairs_from_manifest("cur")
+    assert p.sources[0].resolve() == (tmp_path / "demo" / "pairs" / "ir" / "a.png").resolve()
+    monkeypatch.chdir(tmp_path / "cur")
+    with pytest.raises(DataError, match="file not found"):
+        pairs_from_manifest(tmp_path / "cur")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lensbench.core.errors import DataError
+from lensbench.core.jsonl import iter_jsonl
 
 __all__ = ["read_items_file", "write_items_file"]
 
@@ -33,18 +34,7 @@ def read_items_file(path: Path) -> list[dict[str, Any]]:
     """Grounding items from a JSONL file lensbench wrote (image paths relative to the file made
     absolute). Raises DataError naming the file, line and field."""
     p = Path(path)
-    if not p.is_file():
-        raise DataError(p, "grounding items file not found")
-    out = []
-    for ln, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            it = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(p, f"line {ln}: not valid JSON ({exc})") from None
-        out.append(_check_item(p, f"line {ln}", it, p.parent))
-    return out
+    return [_check_item(p, f"line {ln}", it, p.parent) for ln, it in iter_jsonl(p, "grounding items file")]
 
 
 def _check_item(p: Path, where: str, it: Any, base: Path) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import typer
 
 from lensbench.core.console import fail
 from lensbench.core.errors import ConfigError, LensbenchError
+from lensbench.tools.training.cli_options import set_option
 
 __all__ = ["editor_app"]
 
@@ -18,8 +19,7 @@ editor_app = typer.Typer(help="GenViP editor LoRA (IF-Bench App. C): curated RGB
                               "metadata, flow-matching LoRA on Qwen-Image-Edit (rank 32, 2 epochs, batch 8, 1024 px, "
                               "lr 1e-4), translate -> IF-Bench GenViP run -> Tab. 5.", no_args_is_help=True)
 
-SetOpt = Annotated[list[str], typer.Option("--set", help="training setting KEY=VALUE (repeat): rank, epochs, batch_size, "
-                                           "resolution, learning_rate, max_steps, mixed_precision, seed, ...")]
+SetOpt = set_option("rank, epochs, batch_size, resolution, learning_rate, max_steps, mixed_precision, seed")
 
 
 def _pairs(manifest: Optional[Path], metadata: Optional[Path], base: Optional[Path]):

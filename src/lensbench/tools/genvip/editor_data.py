@@ -20,6 +20,7 @@ from typing import Any
 
 from lensbench.backends.images.editors import EDIT_PROMPT
 from lensbench.core.errors import DataError
+from lensbench.core.jsonl import iter_jsonl
 from lensbench.tools.training.editor_lora import EditPair
 
 __all__ = ["pairs_from_manifest", "read_diffsynth_metadata", "write_diffsynth_metadata"]
@@ -28,7 +29,9 @@ __all__ = ["pairs_from_manifest", "read_diffsynth_metadata", "write_diffsynth_me
 def _file(p: Path, where: str, field: str, value: Any, base: Path, check: bool) -> Path:
     if not isinstance(value, str) or not value:
         raise DataError(p, f"{where}: must be a path", field=field)
-    f = Path(value) if Path(value).is_absolute() else base / value
+    f = Path(value)
+    if not f.is_absolute() and not f.is_file():  # relative to the current folder (as curate wrote it) or to base
+        f = base / value
     if check and not f.is_file():
         raise DataError(p, f"{where}: file not found: {f}", field=field)
     return f
@@ -40,17 +43,9 @@ def pairs_from_manifest(manifest: str | Path, *, prompt: str = EDIT_PROMPT, chec
     p = Path(manifest)
     if p.is_dir():
         p = p / "manifest.jsonl"
-    if not p.is_file():
-        raise DataError(p, "curation manifest not found (make it with 'lensbench genvip curate')")
     out = []
-    for ln, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(p, f"line {ln}: not valid JSON ({exc})") from None
-        if not row.get("kept"):
+    for ln, row in iter_jsonl(p, "curation manifest (make it with 'lensbench genvip curate')"):
+        if not isinstance(row, dict) or not row.get("kept"):
             continue
         w = f"line {ln}"
         out.append(EditPair((_file(p, w, "ir", row.get("ir"), p.parent, check_files),),

@@ -11,14 +11,14 @@ import typer
 
 from lensbench.core.console import fail
 from lensbench.core.errors import LensbenchError
+from lensbench.tools.training.cli_options import VLM_KEYS, set_option, vlm_train_command
 
 __all__ = ["sft_app"]
 
 sft_app = typer.Typer(help="GroundingME Sec. 5.3 data-mixture SFT: grounding items, neg:pos mixtures, LoRA / full "
                            "SFT (TRL), evaluation through hf:, Tab. 5 / Tab. 7 / Fig. 6.", no_args_is_help=True)
 
-SetOpt = Annotated[list[str], typer.Option("--set", help="training setting KEY=VALUE (repeat): epochs, batch_size, "
-                                           "learning_rate, lora, lora_r, max_steps, seed, save_steps, device, ...")]
+SetOpt = set_option(VLM_KEYS)
 FmtOpt = Annotated[str, typer.Option("--bbox-format", help="the trained model's box convention: rel1000 (Qwen3-VL), "
                                      "abs-resized (Qwen2.5-VL), abs, rel1")]
 
@@ -74,20 +74,8 @@ def mix_cmd(positives: Annotated[Path, typer.Option("--positives", help="trainin
     typer.echo(json.dumps(man["ratios"], indent=1))
 
 
-@sft_app.command("train")
-def train_cmd(data: Annotated[Path, typer.Option("--data", help="SFT examples (a mix_*.jsonl)")],
-              model: Annotated[str, typer.Option("--model", help="base model folder or Hub id")],
-              out: Annotated[Path, typer.Option("--out", help="training folder")],
-              sets: SetOpt = []) -> None:  # noqa: B006
-    """Train one mixture (paper: 3 epochs); the checkpoint for hf: is OUT/model."""
-    from lensbench.tools.training.settings import VLMTrainSettings, settings_from_cli
-    from lensbench.tools.training.vlm_sft import train_vlm
-
-    try:
-        s = train_vlm(data, settings_from_cli(VLMTrainSettings, sets, model=model, out=out, epochs=3.0))
-    except LensbenchError as exc:
-        fail(str(exc))
-    typer.echo(json.dumps({k: s.get(k) for k in ("model_dir", "steps", "losses", "samples_per_s", "skipped")}))
+sft_app.command("train")(vlm_train_command(3.0, "Train one mixture (paper: 3 epochs); the checkpoint for hf: is "
+                                                 "OUT/model."))
 
 
 @sft_app.command("sweep")

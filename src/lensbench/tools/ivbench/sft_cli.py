@@ -12,6 +12,7 @@ import typer
 
 from lensbench.core.console import fail
 from lensbench.core.errors import ConfigError, LensbenchError
+from lensbench.tools.training.cli_options import VLM_KEYS, set_option, vlm_train_command
 
 __all__ = ["sft_app"]
 
@@ -19,8 +20,7 @@ sft_app = typer.Typer(help="IV-Bench Tab. 3 SFT variants: synthesized IV-aligned
                            "LLaVA-Video-style conversations with frames, TRL SFT of a LLaVA-OneVision-family model, "
                            "evaluation through hf:, Tab. 3.", no_args_is_help=True)
 
-SetOpt = Annotated[list[str], typer.Option("--set", help="training setting KEY=VALUE (repeat): epochs, batch_size, "
-                                           "learning_rate, lora, lora_r, max_steps, seed, device, ...")]
+SetOpt = set_option(VLM_KEYS)
 
 
 @sft_app.command("export")
@@ -43,20 +43,8 @@ def export_cmd(questions: Annotated[Path, typer.Option("--questions", help="'ivb
     typer.echo(json.dumps(done, indent=1))
 
 
-@sft_app.command("train")
-def train_cmd(data: Annotated[Path, typer.Option("--data", help="sft_<variant>.jsonl of 'export'")],
-              model: Annotated[str, typer.Option("--model", help="base model (paper: LLaVA-OneVision-7B-si)")],
-              out: Annotated[Path, typer.Option("--out", help="training folder (OUT/model for hf:)")],
-              sets: SetOpt = []) -> None:  # noqa: B006
-    """Fine-tune one variant."""
-    from lensbench.tools.training.settings import VLMTrainSettings, settings_from_cli
-    from lensbench.tools.training.vlm_sft import train_vlm
-
-    try:
-        s = train_vlm(data, settings_from_cli(VLMTrainSettings, sets, model=model, out=out, epochs=1.0))
-    except LensbenchError as exc:
-        fail(str(exc))
-    typer.echo(json.dumps({k: s.get(k) for k in ("model_dir", "steps", "losses", "samples_per_s", "skipped")}))
+sft_app.command("train")(vlm_train_command(1.0, "Fine-tune one variant (a LLaVA-OneVision-family model; the paper "
+                                                 "gives no hyperparameters: 1 epoch by default)."))
 
 
 @sft_app.command("variants")

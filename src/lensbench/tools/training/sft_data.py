@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from lensbench.core.errors import DataError
+from lensbench.core.jsonl import iter_jsonl
 from lensbench.core.extras import require
 
 __all__ = ["make_example", "write_examples", "read_examples", "to_dataset", "prompt_parts", "answer_text"]
@@ -99,17 +100,7 @@ def read_examples(path: str | Path) -> list[dict[str, Any]]:
     anything is trained (roles, one assistant completion, one path per image entry, the image
     files exist). Raises DataError naming the file, the line and the field."""
     p = Path(path)
-    if not p.is_file():
-        raise DataError(p, "SFT example file not found")
-    out = []
-    for ln, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            ex = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(p, f"line {ln}: not valid JSON ({exc})") from None
-        out.append(_check(p, ln, ex))
+    out = [_check(p, ln, ex) for ln, ex in iter_jsonl(p, "SFT example file")]
     if not out:
         raise DataError(p, "no examples")
     return out
