@@ -19,6 +19,7 @@ BENCHMARKS: dict[str, str] = {
     "iv-bench": "lensbench.benchmarks.ivbench.benchmark:IVBench",
     "gobench": "lensbench.benchmarks.gobench.benchmark:GOBench",
     "groundingme": "lensbench.benchmarks.groundingme.benchmark:GroundingME",
+    "grounding-rej": "lensbench.benchmarks.groundingme.rejection_set:GroundingRejectionSet",
 }
 
 

@@ -17,4 +17,5 @@ TOOL_GROUPS: list[tuple[str, str]] = [
     ("groundingme", "lensbench.tools.groundingme.cli:groundingme_app"),
     ("review", "lensbench.tools.review.cli:review_app"),
     ("data", "lensbench.tools.data.cli:data_app"),
+    ("train", "lensbench.cli.train:train_app"),
 ]

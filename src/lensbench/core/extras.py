@@ -18,6 +18,8 @@ gobench   httpx, krippendorff, imagehash                GOBench generation API, 
                                                         near-duplicate filter of generated images
 plots     matplotlib                                    figures (IV-Bench frame plots)
 hf        torch, transformers, diffusers, open_clip     local models (editors, generators, embedders)
+train     torch, transformers, trl, peft, diffusers,    the papers' training recipes (``lensbench train``)
+          accelerate, datasets
 llamacpp  xllamacpp                                     ``--model llamacpp:PATH.gguf``
 ========  ============================================  =============================================
 
@@ -47,6 +49,7 @@ EXTRAS: dict[str, str] = {
     "plots": "figures (matplotlib)",
     "yaml": "YAML configs for 'lensbench eval' (PyYAML; TOML needs nothing)",
     "hf": "local models (torch, transformers, diffusers)",
+    "train": "training recipes (torch, transformers, TRL, peft, diffusers, accelerate, datasets)",
     "llamacpp": "local GGUF models through llama.cpp",
 }
 

@@ -22,7 +22,7 @@ from typing import Any
 from lensbench.core.errors import ConfigError
 
 __all__ = ["Box", "BBOX_FORMATS", "find_key_boxes", "box_from_value", "iou", "center_in_box", "smart_resize",
-           "to_original_pixels", "scale_box"]
+           "to_original_pixels", "from_original_pixels", "scale_box"]
 
 Box = tuple[float, float, float, float]
 
@@ -174,3 +174,26 @@ def to_original_pixels(box: Sequence[float], fmt: str, *, sent_size: tuple[int, 
     else:
         raise ConfigError(f"unknown bbox format {fmt!r}; known: {', '.join(BBOX_FORMATS)}")
     return (x1 * sx, y1 * sy, x2 * sx, y2 * sy)
+
+
+def from_original_pixels(box: Sequence[float], fmt: str, *, sent_size: tuple[int, int], orig_size: tuple[int, int],
+                         resize: dict[str, int] | None = None) -> Box:
+    """The inverse of :func:`to_original_pixels`: an (x1, y1, x2, y2) box in original pixels written
+    in convention ``fmt`` (what a model trained on that convention should answer; GroundingME
+    Sec. 5.3 training targets). Same arguments; for ``yxyx1000`` the result is ``[y1, x1, y2, x2]``.
+    Values are not rounded. Raises ConfigError for an unknown format."""
+    x1, y1, x2, y2 = (float(v) for v in box)
+    ow, oh = orig_size
+    if fmt == "abs":
+        sx, sy = sent_size[0] / ow, sent_size[1] / oh
+    elif fmt == "abs-resized":
+        rh, rw = smart_resize(sent_size[1], sent_size[0], **(resize or {}))
+        sx, sy = rw / ow, rh / oh
+    elif fmt in ("rel1000", "yxyx1000"):
+        sx, sy = 1000.0 / ow, 1000.0 / oh
+    elif fmt == "rel1":
+        sx, sy = 1.0 / ow, 1.0 / oh
+    else:
+        raise ConfigError(f"unknown bbox format {fmt!r}; known: {', '.join(BBOX_FORMATS)}")
+    out = (x1 * sx, y1 * sy, x2 * sx, y2 * sy)
+    return (out[1], out[0], out[3], out[2]) if fmt == "yxyx1000" else out

@@ -174,6 +174,8 @@ def load_diffusers_pipeline(model: str, *, kind: str, label: str, lora: str | No
     """``(torch module, pipeline)``: ``diffusers.<kind>.from_pretrained(model, bfloat16)``, with
     LoRA weights when ``lora`` is given, moved to ``device`` (default: CUDA when available).
 
+    ``lora``: a diffusers LoRA folder / file, or a DiffSynth-Studio one (its key names are converted,
+    :mod:`lensbench.backends.images.lora_keys`).
     ``kind``: ``"AutoPipelineForText2Image"`` or ``"DiffusionPipeline"``; ``label`` starts the
     error messages (e.g. ``"--editor diffusers:MODEL"``). Raises ConfigError when torch or
     diffusers is missing (``pip install 'lensbench[hf]'``) or the pipeline cannot be loaded
@@ -190,6 +192,8 @@ def load_diffusers_pipeline(model: str, *, kind: str, label: str, lora: str | No
         raise ConfigError(f"{label}: cannot load the pipeline ({type(exc).__name__}: {exc}); give a local path or "
                           "make the weights available in the HF cache") from None
     if lora:
-        pipe.load_lora_weights(lora)
+        from lensbench.backends.images.lora_keys import read_for_diffusers
+
+        pipe.load_lora_weights(read_for_diffusers(lora))  # diffusers or DiffSynth-Studio key names
     pipe.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     return torch, pipe

@@ -1,0 +1,121 @@
+"""Grounding with rejection on any set of (image, description, box-or-null) items: GroundingME's
+in-domain evaluation of the data-mixture study (paper Sec. 5.3, Tab. 5: RefCOCOg_val positives,
+RefCOCOg_rej_val negatives built the same way as the training negatives).
+
+Everything but loading and aggregation is GroundingME's (:class:`.benchmark.GroundingME`): the
+Table 9 prompt after the image, greedy decoding, the strict ``bbox_2d`` parse, ``--bbox-format``,
+IoU >= 0.5 for a box item and ``{"bbox_2d": null}`` for a null item.
+
+Data (``--data-dir DIR``): ``DIR/items.jsonl``, one grounding item per line (``id``, ``image``
+path relative to DIR or absolute, ``description``, ``bbox`` [x1, y1, x2, y2] original pixels or
+null, ``width``, ``height``, optional ``set`` naming the item's set, e.g. ``RefCOCOg_val``), as
+``lensbench train groundingme data`` writes it. Records carry ``L-1`` = ``Positive`` /
+``Rejection`` and ``L-2`` = the set.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lensbench.benchmarks.base import RunResult
+from lensbench.benchmarks.groundingme.benchmark import GroundingME
+from lensbench.benchmarks.groundingme.data import GMSample, ImageSource
+from lensbench.benchmarks.groundingme.items import read_items_file
+from lensbench.benchmarks.groundingme.report import run_label
+from lensbench.core.errors import DataError
+from lensbench.core.records import SampleRecord
+from lensbench.core.resources import read_json
+from lensbench.report.tables import render_table
+
+__all__ = ["GroundingRejectionSet", "load_items", "set_metrics"]
+
+ITEMS_FILE = "items.jsonl"
+
+
+def load_items(data_dir: Path) -> list[GMSample]:
+    """Samples of ``data_dir/items.jsonl`` (module docstring). Raises DataError naming the file,
+    line and field (missing image files included)."""
+    f = Path(data_dir) / ITEMS_FILE
+    items = read_items_file(f)
+    seen: set[str] = set()
+    out = []
+    for ln, it in enumerate(items, 1):
+        if it["id"] in seen:
+            raise DataError(f, f"item {ln}: duplicate id {it['id']!r}", field="id")
+        seen.add(it["id"])
+        box = tuple(float(v) for v in it["bbox"]) if it.get("bbox") is not None else None
+        neg = box is None
+        out.append(GMSample(id=it["id"], description=it["description"], bbox=box,
+                            subtask_l1="Rejection" if neg else "Positive",
+                            subtask_l2=str(it.get("set") or ("negatives" if neg else "positives")),
+                            width=it["width"], height=it["height"], image=ImageSource("file", it["image"])))
+    return out
+
+
+def _pct(xs: list[bool]) -> float | None:
+    return 100.0 * sum(xs) / len(xs) if xs else None
+
+
+def set_metrics(records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(metrics, counts)`` in percent: ``Acc@0.5`` per set (``L-2``), ``Positives``, ``Negatives``,
+    ``Macro_Average`` (mean of the two, Tab. 5) and ``Total``; ``mIoU`` of positives;
+    ``Rejection rate`` (``Positives`` = false rejections, ``Negatives`` = correct ones);
+    ``Unparseable rate``. Transport errors are left out and counted in ``n_error``."""
+    scored = [r for r in records if r.outcome != "error"]
+    by_set: dict[str, list[SampleRecord]] = defaultdict(list)
+    for r in scored:
+        by_set[r.labels["L-2"]].append(r)
+    pos = [r for r in scored if r.labels["L-1"] != "Rejection"]
+    neg = [r for r in scored if r.labels["L-1"] == "Rejection"]
+
+    def acc(rs: list[SampleRecord]) -> float | None:
+        return _pct([bool(r.scores.get("hit@0.5")) for r in rs])
+
+    acc5 = {name: acc(rs) for name, rs in by_set.items()}
+    acc5.update(Positives=acc(pos), Negatives=acc(neg), Total=acc(scored))
+    both = [v for v in (acc5["Positives"], acc5["Negatives"]) if v is not None]
+    acc5["Macro_Average"] = sum(both) / len(both) if len(both) == 2 else None
+    metrics = {"Acc@0.5": acc5,
+               "mIoU": {"Positives": _pct([r.scores.get("iou") or 0.0 for r in pos])},
+               "Rejection rate": {"Positives": _pct([bool(r.extra.get("rejected")) for r in pos]),
+                                  "Negatives": _pct([bool(r.extra.get("rejected")) for r in neg])},
+               "Unparseable rate": {"Total": _pct([r.outcome == "unparseable" for r in scored])}}
+    counts = {"n": len(scored), "n_error": len(records) - len(scored), "n_positive": len(pos), "n_negative": len(neg),
+              "n_unparseable": sum(r.outcome == "unparseable" for r in scored),
+              "sets": {name: len(rs) for name, rs in by_set.items()}}
+    return metrics, counts
+
+
+class GroundingRejectionSet(GroundingME):
+    """Grounding with rejection on an items file (GroundingME Sec. 5.3 / Tab. 5 in-domain sets)."""
+
+    name = "grounding-rej"
+    title = "Grounding with rejection (GroundingME Sec. 5.3, Tab. 5)"
+
+    def load(self, data_dir: Path) -> list[GMSample]:
+        """:func:`load_items` of ``data_dir``."""
+        self.load_stats = {}
+        return load_items(Path(data_dir))
+
+    def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """:func:`set_metrics`."""
+        return set_metrics(records)
+
+    def tables(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
+        """One row per run: accuracy per set, Macro_Average, rejection rates (Tab. 5 layout);
+        ``with_paper`` adds the paper's Tab. 5 columns as rows."""
+        sets = list(dict.fromkeys(k for r in results for k in r.counts.get("sets", {})))
+        cols = ["Model", *sets, "Macro_Average", "False rejections", "Unparseable", "n"]
+        rows = [[run_label(r), *[r.metrics["Acc@0.5"].get(k) for k in sets], r.metrics["Acc@0.5"].get("Macro_Average"),
+                 r.metrics["Rejection rate"].get("Positives"), r.metrics["Unparseable rate"].get("Total"),
+                 r.counts.get("n")] for r in results]
+        if with_paper:
+            t5 = read_json(__package__, "paper", "table5.json")
+            for i, col in enumerate(t5["columns"]):
+                rows.append([f"{t5['model']} {col} (paper)", *[t5["rows"].get(k, [None] * 9)[i] for k in sets],
+                             t5["rows"]["Macro_Average"][i], None, None, None])
+        return render_table(cols, rows, fmt, title="Grounding with rejection (GroundingME Tab. 5 layout): Acc@0.5 (%)",
+                            digits=1)

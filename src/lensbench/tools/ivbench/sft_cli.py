@@ -1,0 +1,102 @@
+"""``lensbench train ivbench ...``: IV-Bench Tab. 3 SFT variants (paper Sec. 4.4): export the synthesized
+(and the unaligned) data as training conversations, fine-tune a LLaVA-OneVision-family model with
+TRL, evaluate the variants through ``hf:``, render Tab. 3."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from lensbench.core.console import fail
+from lensbench.core.errors import ConfigError, LensbenchError
+from lensbench.tools.training.cli_options import VLM_KEYS, set_option, vlm_train_command
+
+__all__ = ["sft_app"]
+
+sft_app = typer.Typer(help="IV-Bench Tab. 3 SFT variants: synthesized IV-aligned vs unaligned video-QA data as "
+                           "LLaVA-Video-style conversations with frames, TRL SFT of a LLaVA-OneVision-family model, "
+                           "evaluation through hf:, Tab. 3.", no_args_is_help=True)
+
+SetOpt = set_option(VLM_KEYS)
+
+
+@sft_app.command("export")
+def export_cmd(questions: Annotated[Path, typer.Option("--questions", help="'ivbench synthesize' output jsonl")],
+               videos: Annotated[Path, typer.Option("--videos", help="folder of <video_id>.mp4")],
+               out: Annotated[Path, typer.Option("--out", help="output folder")],
+               images: Annotated[Optional[Path], typer.Option("--images", help="query images (default: beside the "
+                                                              "questions, images/)")] = None,
+               frames: Annotated[int, typer.Option("--frames", help="frames per video (paper: 32)")] = 32,
+               variants: Annotated[str, typer.Option("--variants", help="iv,video")] = "iv,video",
+               seed: Annotated[int, typer.Option("--seed", help="option order seed (as the evaluation's)")] = 0) -> None:
+    """Write sft_<variant>.jsonl (lensbench/TRL) and llava_<variant>.json (LLaVA-Video style)."""
+    from lensbench.tools.ivbench.sft_data import export_sft
+
+    try:
+        done = export_sft(questions, videos, images or questions.parent / "images", out, frames=frames, seed=seed,
+                          variants=tuple(v.strip() for v in variants.split(",") if v.strip()))
+    except LensbenchError as exc:
+        fail(str(exc))
+    typer.echo(json.dumps(done, indent=1))
+
+
+sft_app.command("train")(vlm_train_command(1.0, "Fine-tune one variant (a LLaVA-OneVision-family model; the paper "
+                                                 "gives no hyperparameters: 1 epoch by default)."))
+
+
+@sft_app.command("variants")
+def variants_cmd(model: Annotated[str, typer.Option("--model", help="base model folder or Hub id")],
+                 export: Annotated[Path, typer.Option("--export", help="folder of 'export'")],
+                 data: Annotated[Path, typer.Option("--data", help="IV-Bench data folder (evaluation)")],
+                 out: Annotated[Path, typer.Option("--out", help="folder: base/, iv/, video/")],
+                 sets: SetOpt = [],  # noqa: B006
+                 frames: Annotated[str, typer.Option("--frames", help="evaluation frames (paper: 32)")] = "32",
+                 batch: Annotated[int, typer.Option("--eval-batch", help="hf: batch size")] = 4,
+                 max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", help="max new tokens")] = None,
+                 limit: Annotated[Optional[int], typer.Option("--limit", help="first N queries")] = None) -> None:
+    """Evaluate the base model, train + evaluate each exported variant, print Tab. 3."""
+    from lensbench.tools.ivbench.sft_table import render_table3
+    from lensbench.tools.training.evaluate import evaluate_checkpoint
+    from lensbench.tools.training.settings import VLMTrainSettings, settings_from_cli
+    from lensbench.tools.training.vlm_sft import train_vlm
+
+    ev = {k: v for k, v in (("max_tokens", max_tokens), ("limit", limit)) if v is not None}
+    rows, doc = [], {"base_model": model, "runs": {}}
+    try:
+        exp = json.loads((export / "export.json").read_text(encoding="utf-8")) if (export / "export.json").is_file() \
+            else None
+        if exp is None:
+            raise ConfigError(f"{export}: no export.json (run 'lensbench train ivbench export' first)")
+        name = Path(model).name or model
+        for variant, ckpt in [("base", model)] + [(v, None) for v in exp]:
+            if ckpt is None:
+                s = train_vlm(exp[variant]["sft"], settings_from_cli(VLMTrainSettings, sets, model=model,
+                                                                      out=out / variant / "train", epochs=1.0))
+                ckpt = s["model_dir"]
+            typer.echo(f"{variant}: evaluating {ckpt}", err=True)
+            r = evaluate_checkpoint("iv-bench", ckpt, out / variant / "run", data_dir=data, batch=batch,
+                                    model_name=f"{name} {variant}", frames=frames, **ev)
+            rows.append((variant, r))
+            doc["runs"][variant] = str(out / variant / "run")
+        (out / "variants.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    except LensbenchError as exc:
+        fail(str(exc))
+    typer.echo(render_table3(rows, Path(model).name or model))
+
+
+@sft_app.command("table")
+def table_cmd(folder: Annotated[Path, typer.Argument(help="folder of 'variants'")],
+              fmt: Annotated[str, typer.Option("--format", help="md | csv")] = "md") -> None:
+    """Tab. 3 of a variants folder, the paper's rows beside ours."""
+    from lensbench.api import load_run
+    from lensbench.tools.ivbench.sft_table import render_table3
+
+    try:
+        doc = json.loads((folder / "variants.json").read_text(encoding="utf-8"))
+        rows = [(v, load_run(p).result) for v, p in doc["runs"].items()]
+    except (OSError, ValueError, LensbenchError) as exc:
+        fail(f"{folder}: {exc}")
+    typer.echo(render_table3(rows, Path(doc["base_model"]).name or doc["base_model"], fmt))

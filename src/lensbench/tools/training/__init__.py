@@ -1,0 +1,18 @@
+"""The shared training layer of the papers' recipes (written once; it names no benchmark).
+
+* :mod:`.sft_data` — lensbench's SFT example file (JSONL: a conversational ``prompt`` / ``completion``
+  pair plus image paths), read, validated and turned into a lazily decoded ``datasets.Dataset``;
+* :mod:`.exports` — the same examples as ms-swift, LLaMA-Factory (ShareGPT) and LLaVA files;
+* :mod:`.settings` — training settings (pydantic) for image/video LLMs and for image editors;
+* :mod:`.vlm_sft` — TRL ``SFTTrainer`` + peft LoRA (or full fine-tuning) for image-text models:
+  loss on the assistant turn only, images through the model's own processor, fixed seeds,
+  checkpoints, resume, a JSONL progress log, and a merged model folder that ``hf:`` evaluates;
+* :mod:`.editor_lora` — a diffusers + accelerate + peft flow-matching LoRA loop for
+  Qwen-Image-Edit pipelines (modelled on diffusers' ``train_dreambooth_lora_qwen_image.py``);
+* :mod:`.lora_keys` — LoRA state dicts between DiffSynth-Studio and diffusers key names;
+* :mod:`.measure` — wall time, samples/s and peak memory of a training run.
+
+Recipes (data -> train -> evaluate -> paper table) live with their benchmark under ``tools/<name>/``.
+Heavy libraries are imported inside functions through :func:`lensbench.core.extras.require`
+(``pip install 'lensbench[train]'``).
+"""

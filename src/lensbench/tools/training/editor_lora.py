@@ -1,0 +1,252 @@
+"""Flow-matching LoRA training of a Qwen-Image-Edit pipeline (diffusers + accelerate + peft).
+
+Modelled on diffusers' ``examples/dreambooth/train_dreambooth_lora_qwen_image.py`` (timestep
+density ``compute_density_for_timestep_sampling``, ``sigma``-interpolated noisy latents
+``(1 - s) x + s n``, target ``n - x``, ``compute_loss_weighting_for_sd3``, accelerate checkpoints
+and resume, ``save_lora_weights``), with the edit conditioning of
+``QwenImageEditPlusPipeline.__call__``: the prompt is encoded together with the source image(s)
+(resized to about 384 x 384) by the pipeline's own ``encode_prompt``, and the source images'
+VAE latents (at the training resolution) are packed and appended to the noisy target latents
+along the sequence, with one ``img_shapes`` entry each; the prediction is read from the target's
+tokens only. Only the transformer's LoRA (``settings.targets``; DiffSynth-Studio's list by
+default) is trained; VAE and text encoder stay frozen.
+
+Outputs (``out/``): ``lora/pytorch_lora_weights.safetensors`` (diffusers format, with the adapter
+metadata; ``pipe.load_lora_weights(out/"lora")``), ``lora/diffsynth.safetensors`` (the same
+weights in DiffSynth-Studio's names), ``checkpoints/checkpoint-N`` (accelerate states),
+``train_log.jsonl``, ``train_summary.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lensbench.backends.images.lora_keys import LORA_FILE, to_diffsynth
+from lensbench.core.errors import ConfigError
+from lensbench.core.extras import require
+from lensbench.tools.training.measure import Meter
+from lensbench.tools.training.settings import EditorTrainSettings
+from lensbench.tools.training.vlm_sft import JsonlLog
+
+__all__ = ["EditPair", "train_editor_lora", "flow_matching_loss", "load_editor", "PairDataset", "DIFFSYNTH_FILE"]
+
+DIFFSYNTH_FILE = "diffsynth.safetensors"
+_CONDITION_AREA = 384 * 384  # QwenImageEditPlusPipeline.CONDITION_IMAGE_SIZE
+
+
+@dataclass(frozen=True)
+class EditPair:
+    """One training pair: ``sources`` (the image(s) to edit), ``target`` (the wanted result), ``prompt``."""
+
+    sources: tuple[Path, ...]
+    target: Path
+    prompt: str
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+def _condition_size(w: int, h: int) -> tuple[int, int]:
+    ratio = w / h
+    cw = (_CONDITION_AREA * ratio) ** 0.5
+    return max(32, round(cw / 32) * 32), max(32, round(cw / ratio / 32) * 32)
+
+
+class PairDataset:
+    """A map-style dataset over pairs: item ``i`` = ``{"sources": [PIL], "target": PIL, "prompt"}``,
+    every image converted to RGB and resized to ``size`` x ``size`` (bicubic; DiffSynth-Studio's
+    fixed-resolution training)."""
+
+    def __init__(self, pairs: list[EditPair], size: int):
+        self.pairs, self.size = pairs, size
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        from PIL import Image
+
+        p = self.pairs[i]
+
+        def load(f: Path):
+            with Image.open(f) as im:
+                return im.convert("RGB").resize((self.size, self.size), Image.Resampling.BICUBIC)
+
+        return {"sources": [load(s) for s in p.sources], "target": load(p.target), "prompt": p.prompt}
+
+
+def _latents(pipe, torch, images, size: int, sample: bool):
+    """Normalised VAE latents ``(B, C, 1, h, w)`` of PIL images resized to ``size``."""
+    px = torch.cat([pipe.image_processor.preprocess(im, size, size) for im in images]).unsqueeze(2)
+    px = px.to(pipe.vae.device, pipe.vae.dtype)
+    dist = pipe.vae.encode(px).latent_dist
+    lat = dist.sample() if sample else dist.mode()
+    c = pipe.vae.config
+    mean = torch.tensor(c.latents_mean).view(1, -1, 1, 1, 1).to(lat)
+    std = torch.tensor(c.latents_std).view(1, -1, 1, 1, 1).to(lat)
+    return (lat - mean) / std
+
+
+def _prompt_embeds(pipe, torch, batch: list[dict[str, Any]], device):
+    """Prompt embeddings (B, L, D) and mask (B, L) of each example with its own condition images."""
+    embs = []
+    for ex in batch:
+        cond = [pipe.image_processor.resize(im, *reversed(_condition_size(*im.size))) for im in ex["sources"]]
+        e, _ = pipe.encode_prompt(prompt=[ex["prompt"]], image=cond, device=device)
+        embs.append(e[0])
+    n = max(e.shape[0] for e in embs)
+    emb = torch.stack([torch.cat([e, e.new_zeros(n - e.shape[0], e.shape[1])]) for e in embs])
+    mask = torch.stack([torch.cat([torch.ones(e.shape[0], dtype=torch.long), torch.zeros(n - e.shape[0], dtype=torch.long)])
+                        for e in embs]).to(device)
+    return emb, mask
+
+
+def load_editor(settings: EditorTrainSettings, torch, diffusers, weight_dtype):
+    """The diffusers pipeline of ``settings.model`` in ``weight_dtype``. Raises ConfigError when it cannot
+    be loaded or is not a Qwen-Image-Edit pipeline."""
+    try:
+        pipe = diffusers.DiffusionPipeline.from_pretrained(settings.model, torch_dtype=weight_dtype)
+    except Exception as exc:  # noqa: BLE001 - hub / offline / format errors end the same way
+        raise ConfigError(f"cannot load the editor pipeline {settings.model!r}: {type(exc).__name__}: {exc}") from None
+    if not (hasattr(pipe, "encode_prompt") and type(pipe.transformer).__name__ == "QwenImageTransformer2DModel"):
+        raise ConfigError(f"{settings.model!r} is a {type(pipe).__name__}; the editor LoRA loop trains "
+                          "Qwen-Image-Edit pipelines (QwenImageTransformer2DModel)")
+    return pipe
+
+
+def train_editor_lora(pairs: list[EditPair], settings: EditorTrainSettings) -> dict[str, Any]:
+    """Train a LoRA on ``pairs`` (module docstring); returns the summary written to
+    ``out/train_summary.json``: ``lora_dir``, ``steps``, ``losses`` (per optimiser step),
+    ``samples_per_s``, ``peak_rss_mb``, ``peak_gpu_mb``, ``resumed_from``.
+
+    Raises ConfigError for an empty pair list, a pipeline that is not a Qwen-Image-Edit one, LoRA
+    targets that match no module, or a missing ``lensbench[train]``."""
+    s = settings
+    if not pairs:
+        raise ConfigError("no training pairs")
+    torch = require("torch", "train", "training an editor LoRA")
+    diffusers = require("diffusers", "train", "training an editor LoRA")
+    accelerate = require("accelerate", "train", "training an editor LoRA")
+    peft = require("peft", "train", "training an editor LoRA")
+    tu = require("diffusers.training_utils", "train", "training an editor LoRA")
+    out = Path(s.out)
+    cpu = s.device == "cpu" or (s.device == "auto" and not torch.cuda.is_available())
+    mp = "no" if cpu else s.mixed_precision
+    acc = accelerate.Accelerator(mixed_precision=mp, gradient_accumulation_steps=s.grad_accum, cpu=cpu,
+                                 project_dir=str(out))
+    accelerate.utils.set_seed(s.seed)
+    weight_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(mp, torch.float32)
+    pipe = load_editor(s, torch, diffusers, weight_dtype)
+    pipe.to(acc.device)
+    for m in (pipe.vae, pipe.text_encoder, pipe.transformer):
+        m.requires_grad_(False)
+    tr = pipe.transformer
+    try:
+        tr.add_adapter(peft.LoraConfig(r=s.rank, lora_alpha=s.alpha or s.rank, init_lora_weights="gaussian",
+                                       target_modules=list(s.targets)))
+    except ValueError as exc:
+        raise ConfigError(f"LoRA targets {s.targets} do not fit this transformer: {exc}") from None
+    if s.gradient_checkpointing:
+        tr.enable_gradient_checkpointing()
+    tu.cast_training_params([tr], dtype=torch.float32)
+    params = [p for p in tr.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=s.learning_rate)
+    gen = torch.Generator().manual_seed(s.seed)
+    loader = torch.utils.data.DataLoader(PairDataset(pairs, s.resolution), batch_size=s.batch_size, shuffle=True,
+                                         generator=gen, collate_fn=list)
+    per_epoch = max(1, -(-len(loader) // s.grad_accum))
+    total = s.max_steps if s.max_steps > 0 else max(1, round(s.epochs * per_epoch))
+    sched = diffusers.optimization.get_scheduler("constant", optimizer=opt)
+    tr, opt, loader, sched = acc.prepare(tr, opt, loader, sched)
+    noise_sched = diffusers.FlowMatchEulerDiscreteScheduler.from_config(pipe.scheduler.config)
+    ckpts = out / "checkpoints"
+    step, resumed = 0, None
+    if s.resume and ckpts.is_dir():
+        found = sorted((d for d in ckpts.iterdir() if d.name.startswith("checkpoint-")), key=lambda d: int(d.name[11:]))
+        if found:
+            resumed = str(found[-1])
+            acc.load_state(resumed)
+            step = int(found[-1].name[11:])
+    log = JsonlLog(out / "train_log.jsonl")
+    losses: list[float] = []
+    meter = Meter().start()
+    n_seen = 0
+    tr.train()
+    skip = (step * s.grad_accum) % len(loader) if resumed else 0  # the resumed epoch's seen batches
+    while step < total:
+        batches = acc.skip_first_batches(loader, skip) if skip else loader
+        skip = 0
+        for batch in batches:
+            with acc.accumulate(tr):
+                loss = flow_matching_loss(pipe, tr, batch, s, noise_sched, acc.device, weight_dtype)
+                acc.backward(loss)
+                if acc.sync_gradients:
+                    acc.clip_grad_norm_(params, s.max_grad_norm)
+                opt.step()
+                sched.step()
+                opt.zero_grad()
+            n_seen += len(batch)
+            if acc.sync_gradients:
+                step += 1
+                losses.append(float(loss.detach()))
+                log.write({"step": step, "loss": losses[-1], "epoch": n_seen / len(pairs)})
+                if step % s.save_steps == 0:
+                    acc.save_state(str(ckpts / f"checkpoint-{step}"))
+                if step >= total:
+                    break
+    m = meter.stop(samples=n_seen)
+    return _save(pipe, acc, tr, peft, tu, s, out, {"steps": step, "losses": losses, "resumed_from": resumed,
+                                                   "n_pairs": len(pairs), "device": str(acc.device), **m}, log)
+
+
+def flow_matching_loss(pipe, transformer, batch: list[dict[str, Any]], s: EditorTrainSettings, noise_sched, device,
+                       weight_dtype, generator=None):
+    """The flow-matching loss of one batch (``{"sources": [PIL], "target": PIL, "prompt": str}``
+    dicts, images already at ``s.resolution``): noise and timesteps drawn from ``generator``
+    (None = torch's global RNG), the prediction read from the target's tokens. A scalar tensor
+    with the graph of ``transformer``'s trainable parameters."""
+    torch = require("torch", "train", "training an editor LoRA")
+    tu = require("diffusers.training_utils", "train", "training an editor LoRA")
+    with torch.no_grad():
+        emb, mask = _prompt_embeds(pipe, torch, batch, device)
+        x = _latents(pipe, torch, [b["target"] for b in batch], s.resolution, sample=True)
+        conds = [_latents(pipe, torch, [b["sources"][k] for b in batch], s.resolution, sample=False)
+                 for k in range(len(batch[0]["sources"]))]
+    bsz, ch = x.shape[0], x.shape[1]
+    noise = torch.randn(x.shape, generator=generator, dtype=x.dtype).to(x.device)
+    if s.weighting_scheme == "none" and generator is not None:
+        u = torch.rand(bsz, generator=generator)
+    else:
+        u = tu.compute_density_for_timestep_sampling(weighting_scheme=s.weighting_scheme, batch_size=bsz,
+                                                     logit_mean=s.logit_mean, logit_std=s.logit_std,
+                                                     mode_scale=s.mode_scale)
+    idx = (u * noise_sched.config.num_train_timesteps).long().clamp(max=len(noise_sched.timesteps) - 1)
+    t = noise_sched.timesteps[idx].to(device)
+    sig = noise_sched.sigmas[idx].to(device, x.dtype).view(-1, 1, 1, 1, 1)
+    noisy = (1.0 - sig) * x + sig * noise
+    packed = pipe._pack_latents(noisy, bsz, ch, x.shape[3], x.shape[4])
+    packed_cond = [pipe._pack_latents(c, bsz, ch, c.shape[3], c.shape[4]) for c in conds]
+    hl, wl = x.shape[3] // 2, x.shape[4] // 2
+    shapes = [[(1, hl, wl)] + [(1, c.shape[3] // 2, c.shape[4] // 2) for c in conds]] * bsz
+    pred = transformer(hidden_states=torch.cat([packed, *packed_cond], dim=1).to(weight_dtype),
+                       timestep=(t / 1000).to(weight_dtype), encoder_hidden_states=emb.to(weight_dtype),
+                       encoder_hidden_states_mask=mask, img_shapes=shapes, return_dict=False)[0]
+    pred = pipe._unpack_latents(pred[:, : packed.shape[1]], s.resolution, s.resolution, pipe.vae_scale_factor)
+    w = tu.compute_loss_weighting_for_sd3(weighting_scheme=s.weighting_scheme, sigmas=sig)
+    return (w.float() * (pred.float() - (noise - x).float()) ** 2).reshape(bsz, -1).mean(1).mean()
+
+
+def _save(pipe, acc, tr, peft, tu, s: EditorTrainSettings, out: Path, summary: dict[str, Any], log: JsonlLog):
+    st = require("safetensors.torch", "train", "saving LoRA weights")
+    tr = acc.unwrap_model(tr)
+    sd = peft.get_peft_model_state_dict(tr)
+    lora_dir = out / "lora"
+    meta = tu._collate_lora_metadata({"transformer": tr}) if hasattr(tu, "_collate_lora_metadata") else {}
+    type(pipe).save_lora_weights(str(lora_dir), transformer_lora_layers=sd, **meta)
+    diffusers_sd = {k: v.detach().cpu().contiguous() for k, v in st.load_file(str(lora_dir / LORA_FILE)).items()}
+    st.save_file(to_diffsynth(diffusers_sd, scale=(s.alpha or s.rank) / s.rank), str(lora_dir / DIFFSYNTH_FILE))
+    summary = {"base_model": s.model, "lora_dir": str(lora_dir), "settings": s.model_dump(mode="json"), **summary}
+    (out / "train_summary.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
+    log.write({"event": "done", "steps": summary["steps"]})
+    return summary
