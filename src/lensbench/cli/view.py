@@ -14,15 +14,14 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.console import Console
 
 from lensbench.core.errors import LensbenchError
 from lensbench.report.runs import LoadedRun, load_run
-from lensbench.core.console import fail
+from lensbench.core.console import fail, make_console, warn
 
 __all__ = ["register", "leaderboard_report", "view", "compare", "benchmark_tables_html", "write_viewer"]
 
-console = Console(stderr=True, soft_wrap=True)
+console = make_console(soft_wrap=True)
 
 
 def benchmark_tables_html(runs: Sequence[LoadedRun]) -> dict[str, str]:
@@ -86,7 +85,7 @@ def _comparisons(runs: Sequence[LoadedRun], n_resamples: int, seed: int) -> list
         try:
             cmp = compare_runs(runs[a], r, n_resamples=n_resamples, seed=seed)
         except (ValueError, LensbenchError) as exc:
-            console.print(f"[yellow]no comparison of {runs[a].path} and {r.path}: {exc}[/]", highlight=False)
+            warn(f"no comparison of {runs[a].path} and {r.path}: {exc}", console)
             continue
         out.append({**cmp.to_json(), "ia": a, "ib": i})
     return out
@@ -101,7 +100,7 @@ def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bo
     runs = [load_run(d) for d in run_dirs]
     for r in runs:
         for p in r.problems:
-            console.print(f"[yellow]{p}[/]", highlight=False)
+            warn(str(p), console)
     figs: list[dict[str, str]] = []
     if figures:
         try:
@@ -110,7 +109,7 @@ def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bo
             figs = [{"title": t, "src": "data:image/png;base64," + base64.b64encode(png).decode("ascii")}
                     for t, png in make_figures(runs)]
         except Exception as exc:  # plots are extras: never lose the viewer for them
-            console.print(f"[yellow]plots skipped: {type(exc).__name__}: {exc}[/]", highlight=False)
+            warn(f"plots skipped: {type(exc).__name__}: {exc}", console)
     comps = _comparisons(runs, n_resamples, seed) if compare else []
     tables = benchmark_tables_html(runs)
     tables["_leaderboard"] = _leaderboard_html(runs, n_resamples, seed)

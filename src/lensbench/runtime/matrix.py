@@ -249,29 +249,48 @@ def expand_cells(cfg: MatrixConfig, source: str | Path | None = None) -> list[Ce
     return cells
 
 
-async def _run_cells(cells: list[Cell], budgets: dict[str, int], console) -> list[tuple[Cell, RunResult | str]]:
+def cell_name(c: Cell) -> str:
+    """``model/benchmark[--variant]``: the cell's folder under the run root (progress lines, messages)."""
+    return f"{c.model}/{c.out.name}"
+
+
+async def _run_cells(cells: list[Cell], budgets: dict[str, int], console, progress: bool,
+                     every_s: float) -> list[tuple[Cell, RunResult | str]]:
+    from lensbench.runtime.matrix_progress import MatrixProgress
+
     limiters = {name: asyncio.Semaphore(n) for name, n in budgets.items()}
+    shown = MatrixProgress([cell_name(c) for c in cells], console, every_s=every_s,
+                           enabled=progress and console is not None) if console is not None else None
 
     async def one(c: Cell):
         cls = get_benchmark(c.benchmark)
+        name = cell_name(c)
         try:
             res = await arun_benchmark(cls(cls.Options(**c.options)), c.settings, console=console,
-                                       limiters={"model": limiters[c.model]})
+                                       limiters={"model": limiters[c.model]},
+                                       display=shown.cell(name) if shown is not None else None)
         except LensbenchError as exc:
+            if shown is not None:
+                shown.finish_cell(name, "failed")
             return c, str(exc)
-        if console is not None:
-            state = "complete" if res.complete else f"incomplete ({res.counts.get('n_error', 0)} errors)"
-            console.print(f"{c.out}: {state}", highlight=False, markup=False)
+        if shown is not None:
+            shown.finish_cell(name, "complete" if res.complete else f"incomplete ({res.counts.get('n_error', 0)} errors)")
         return c, res
 
-    return list(await asyncio.gather(*(one(c) for c in cells)))
+    if shown is None:
+        return list(await asyncio.gather(*(one(c) for c in cells)))
+    with shown:
+        return list(await asyncio.gather(*(one(c) for c in cells)))
 
 
-def run_matrix(cfg: MatrixConfig, console=None) -> list[tuple[Cell, RunResult | str]]:
+def run_matrix(cfg: MatrixConfig, console=None, *, progress: bool = True,
+               every_s: float = 30.0) -> list[tuple[Cell, RunResult | str]]:
     """Run every cell concurrently in one event loop, each model's cells sharing its concurrency budget.
 
-    A failing cell (bad data, endpoint down ...) does not stop the others: its entry is the error
-    message. Returns ``[(cell, RunResult | error message)]`` in cell order.
+    ``console``: where progress goes (None: nothing shown): each running cell and the whole matrix
+    (:mod:`lensbench.runtime.matrix_progress`; bars on a terminal, a plain block every ``every_s``
+    seconds elsewhere). A failing cell (bad data, endpoint down ...) does not stop the others: its
+    entry is the error message. Returns ``[(cell, RunResult | error message)]`` in cell order.
     """
     cells = expand_cells(cfg)
-    return asyncio.run(_run_cells(cells, {m.name: m.concurrency for m in cfg.model}, console))
+    return asyncio.run(_run_cells(cells, {m.name: m.concurrency for m in cfg.model}, console, progress, every_s))
