@@ -59,7 +59,7 @@ def _register_all() -> None:
 @app.command("report")
 @guard
 def report(
-    run_dirs: Annotated[list[Path], typer.Argument(help="run folder(s), one or several benchmarks", metavar="RUN_DIR...")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="run folder(s), one or several benchmarks", metavar="RUN_DIR")],
     format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="md, csv or json")] = "md",
     with_paper: Annotated[bool, typer.Option("--with-paper", help="show the paper's published rows beside ours")] = False,
     leaderboard: Annotated[bool, typer.Option("--leaderboard", help="one row per model, each benchmark's headline "

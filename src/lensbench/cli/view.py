@@ -123,7 +123,7 @@ def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bo
 
 
 def view(
-    run_dirs: Annotated[list[Path], typer.Argument(help="run folder(s), any benchmarks")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="run folder(s), any benchmarks", metavar="RUN_DIR")],
     out: Annotated[Path, typer.Option("--out", help="HTML file to write")] = Path("report.html"),
     serve: Annotated[bool, typer.Option("--serve", help="serve from a local server instead (images not embedded)")] = False,
     port: Annotated[int, typer.Option("--port", help="port for --serve")] = 8765,
@@ -159,8 +159,8 @@ def view(
 
 
 def compare(
-    run_a: Annotated[Path, typer.Argument(help="run folder A")],
-    run_b: Annotated[Path, typer.Argument(help="run folder B (same benchmark)")],
+    run_a: Annotated[Path, typer.Argument(help="run folder A", metavar="RUN_A")],
+    run_b: Annotated[Path, typer.Argument(help="run folder B (same benchmark)", metavar="RUN_B")],
     format: Annotated[str, typer.Option("--format", help="md, csv or json")] = "md",
     resamples: Annotated[int, typer.Option("--resamples", help="bootstrap / permutation resamples")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="seed of the resampling")] = 0,

@@ -39,8 +39,9 @@ from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
 from lensbench.core.configcheck import SECRET_HINT, find_secrets, unknown_key
 from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.core.results import RunResult
+from lensbench.runtime.preflight import judge_flags
 from lensbench.runtime.runner import arun_benchmark
-from lensbench.runtime.settings import RunSettings
+from lensbench.runtime.settings import DEFAULT_KEY_ENV, RunSettings
 
 __all__ = ["MatrixConfig", "Cell", "load_config", "expand_cells", "run_matrix"]
 
@@ -53,21 +54,27 @@ class ModelEntry(BaseModel):
     ``concurrency`` (requests in flight on its endpoints, shared by all its cells), other run flags."""
 
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(pattern=_SAFE_NAME)
-    spec: str
-    base_url: list[str] = Field(default_factory=list)
-    api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = Field(default=16, ge=1)
-    settings: dict[str, Any] = Field(default_factory=dict)
+    name: str = Field(pattern=_SAFE_NAME, description="folder and report name of the model (letters, digits, ._+-)")
+    spec: str = Field(description="backend spec, as --model: openai:MODEL, hf:PATH, vllm:MODEL, replay:FILE ...")
+    base_url: list[str] = Field(default_factory=list, description="the model's OpenAI-compatible endpoint(s)")
+    api_key_env: str = Field(default=DEFAULT_KEY_ENV, description="NAME of the environment variable holding the "
+                             "key (a key itself is refused)")
+    concurrency: int = Field(default=16, ge=1, description="requests in flight on this model's endpoints, shared "
+                             "by all its cells")
+    model_args: dict[str, Any] = Field(default_factory=dict, description="backend arguments, as -M KEY=VALUE "
+                                       "(e.g. { dtype = \"bfloat16\" } for hf:); see docs/model-args.md")
+    settings: dict[str, Any] = Field(default_factory=dict, description="run flags for every cell of this model")
 
 
 class Variant(BaseModel):
     """One setting of a benchmark: ``label`` (folder suffix, report tag) and its ``options`` / run flags."""
 
     model_config = ConfigDict(extra="forbid")
-    label: str = Field(pattern=r"^[A-Za-z0-9._+=-]{1,128}$")
-    options: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)
+    label: str = Field(pattern=r"^[A-Za-z0-9._+=-]{1,128}$", description="folder suffix <benchmark>--<label> and "
+                       "report tag")
+    options: dict[str, Any] = Field(default_factory=dict, description="benchmark options of this variant (over the "
+                                    "benchmark's options)")
+    settings: dict[str, Any] = Field(default_factory=dict, description="run flags of this variant (e.g. temperature)")
 
 
 class BenchmarkEntry(BaseModel):
@@ -75,11 +82,15 @@ class BenchmarkEntry(BaseModel):
     (``judge_model``, ``limit`` ...) in ``settings`` or as keys, and ``variant`` list (default: one cell)."""
 
     model_config = ConfigDict(extra="allow")  # run flags as keys: checked by _unknown_keys against RunSettings
-    name: str
-    data_dir: Path | None = None
-    options: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)
-    variant: list[Variant] = Field(default_factory=list)
+    name: str = Field(description="benchmark, as in 'lensbench run NAME'")
+    data_dir: Path | None = Field(default=None, description="its data folder, relative to the config file (default: "
+                                  "the data home's, 'lensbench data where NAME')")
+    options: dict[str, Any] = Field(default_factory=dict, description="benchmark options (the benchmark's own flags "
+                                    "of 'lensbench run NAME', underscores for dashes)")
+    settings: dict[str, Any] = Field(default_factory=dict, description="run flags for this benchmark's cells (also "
+                                     "allowed directly as keys: judge_model, judge_base_url, limit ...)")
+    variant: list[Variant] = Field(default_factory=list, description="settings to run side by side, one cell each "
+                                   "(default: one cell)")
 
     @model_validator(mode="after")
     def _known(self):
@@ -96,10 +107,12 @@ class MatrixConfig(BaseModel):
     """The whole config: ``out`` (run root), ``model`` list, ``benchmark`` list, ``settings`` for every cell."""
 
     model_config = ConfigDict(extra="forbid")
-    out: Path
-    model: list[ModelEntry] = Field(min_length=1)
-    benchmark: list[BenchmarkEntry] = Field(min_length=1)
-    settings: dict[str, Any] = Field(default_factory=dict)
+    out: Path = Field(description="the run root, relative to the config file; cells go to out/<model>/<benchmark>"
+                      "[--<variant>]")
+    model: list[ModelEntry] = Field(min_length=1, description="the models ([[model]] tables)")
+    benchmark: list[BenchmarkEntry] = Field(min_length=1, description="the benchmarks ([[benchmark]] tables)")
+    settings: dict[str, Any] = Field(default_factory=dict, description="run flags for every cell (e.g. limit, "
+                                     "log_to)")
 
 
 class Cell(BaseModel):
@@ -234,16 +247,24 @@ def expand_cells(cfg: MatrixConfig, source: str | Path | None = None) -> list[Ce
                 try:
                     cls.Options(**options)
                     fixed = {"model": m.spec, "base_url": m.base_url, "api_key_env": m.api_key_env, "out": folder,
-                             "data_dir": b.data_dir, "progress": False}
+                             "data_dir": b.data_dir, "progress": False, "model_arg": m.model_args}
                     clash = sorted(set(raw) & set(fixed))
                     if clash:
                         raise ConfigError(f"{pre}{where}: {', '.join(clash)} is set by the matrix (model entry / run "
                                           "root), not in settings")
                     s = RunSettings(**{"concurrency": m.concurrency, "model_name": m.name,
                                        **({"tag": v.label} if v else {}), **raw, **fixed})
+                    judge = [k for k, flag in (("judge_model", "--judge-model"), ("judge_base_url", "--judge-base-url"),
+                                               ("judge_api_key_env", "--judge-api-key-env"))
+                             if flag in judge_flags(s)]
+                    cls(cls.Options(**options)).check_judge_flags(judge)
                 except ValidationError as exc:
                     e = exc.errors()[0]
                     raise ConfigError(f"{pre}{where}: {'.'.join(map(str, e['loc']))}: {e['msg']}") from None
+                except ConfigError as exc:
+                    if str(exc).startswith(pre + where):
+                        raise
+                    raise ConfigError(f"{pre}{where}: {exc}") from None
                 cells.append(Cell(model=m.name, benchmark=b.name, variant=v.label if v else None, out=folder,
                                   options=options, settings=s))
     return cells
@@ -274,7 +295,9 @@ async def _run_cells(cells: list[Cell], budgets: dict[str, int], console, progre
                 shown.finish_cell(name, "failed")
             return c, str(exc)
         if shown is not None:
-            shown.finish_cell(name, "complete" if res.complete else f"incomplete ({res.counts.get('n_error', 0)} errors)")
+            n_err = res.counts.get("n_error", 0)
+            shown.finish_cell(name, f"incomplete ({n_err} errors)" if n_err else
+                              f"partial ({res.extra['partial']})" if res.extra.get("partial") else "complete")
         return c, res
 
     if shown is None:
@@ -293,4 +316,23 @@ def run_matrix(cfg: MatrixConfig, console=None, *, progress: bool = True,
     entry is the error message. Returns ``[(cell, RunResult | error message)]`` in cell order.
     """
     cells = expand_cells(cfg)
+    check_matrix_requirements(cells, console)
     return asyncio.run(_run_cells(cells, {m.name: m.concurrency for m in cfg.model}, console, progress, every_s))
+
+
+def check_matrix_requirements(cells: list[Cell], console=None) -> None:
+    """Every optional library any cell will need, checked before the first cell starts (one
+    MissingExtraError naming them all with one install line; optional ones are warnings on ``console``)."""
+    from lensbench.core.datahome import resolve_data_dir
+    from lensbench.runtime.preflight import check_run_requirements, run_requirements
+
+    reqs = []
+    for c in cells:
+        cls = get_benchmark(c.benchmark)
+        try:
+            data_dir = resolve_data_dir(c.benchmark, c.settings.data_dir)
+        except ConfigError:  # that cell fails on its own, naming the folder
+            data_dir = None
+        reqs += run_requirements(cls(cls.Options(**c.options)), c.settings, data_dir)
+    warn = (lambda msg: console.print(msg, highlight=False, markup=False)) if console is not None else None
+    check_run_requirements(reqs, warn)
