@@ -7,7 +7,7 @@ run the same way):
   ``run.json`` (credentials already redacted there; API keys are never in a run folder), data
   fingerprint, lensbench version;
 * metrics: every number of ``result.json`` as ``<metric>/<category>``, plus the 95% bootstrap CI
-  of the headline metrics (``<metric>/<category>/ci_low``, ``/ci_high``; from
+  of the headline metrics (``<metric>/<category>_ci_low`` and ``_ci_high``; from
   :func:`lensbench.report.leaderboard.build_leaderboard`, so the same figures ``lensbench report``
   prints), and the same as a table (metric, category, value, ci_low, ci_high, n);
 * the per-sample table: one row per ``samples.jsonl`` record (sample id, outcome, parsed answer,
@@ -82,8 +82,8 @@ def run_payload(run_dir: str | Path) -> dict[str, Any]:
     for c in build_leaderboard([run]).cells:
         rows.append([c.metric, c.category, c.value, c.ci_low, c.ci_high, c.n])
         if c.ci_low is not None and c.ci_high is not None:
-            metrics[f"{c.metric}/{c.category}/ci_low"] = float(c.ci_low)
-            metrics[f"{c.metric}/{c.category}/ci_high"] = float(c.ci_high)
+            metrics[f"{c.metric}/{c.category}_ci_low"] = float(c.ci_low)
+            metrics[f"{c.metric}/{c.category}_ci_high"] = float(c.ci_high)
     samples = [[_cell(getattr(r, col)) for col in _SAMPLE_COLUMNS] for r in (run.records or [])]
     tag = run.result.extra.get("tag")
     return {"name": f"{run.model}/{run.benchmark}" + (f"--{tag}" if tag else ""), "settings": settings,
