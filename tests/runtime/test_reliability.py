@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from lensbench.testing.data import make_rgbth_release
+from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
 from lensbench.testing.server import FakeOpenAIServer
 
 

@@ -40,7 +40,8 @@ class RunSettings(BaseModel):
                              "variable named here that is unset stops a run to an endpoint off this machine)")
     replay_model: str | None = Field(default=None, description="model to take from a multi-model replay file")
     judge_model: str | None = Field(default=None, description="judge / answer-parser backend spec")
-    judge_base_url: list[str] = Field(default_factory=list, description="judge endpoint(s)")
+    judge_base_url: list[str] = Field(default_factory=list, description="judge endpoint(s) (default: api.openai.com, "
+                                      "as for a model without --base-url)")
     judge_api_key_env: str = Field(default=DEFAULT_KEY_ENV, description="environment variable with the judge's key")
     concurrency: int = Field(default=8, ge=1, description="requests in flight at most")
     limit: int | None = Field(default=None, ge=1, description="evaluate only the first N samples")
