@@ -189,3 +189,13 @@ def test_api_warns_for_an_unset_key_variable_on_a_local_server(tmp_path, rgbth_g
         lensbench.run("rgb-th-bench", model="openai:m", base_url=[srv.url], api_key_env="MY_KEY", out=tmp_path / "r",
                       data_dir=rgbth_gen, limit=1)
     assert any("MY_KEY is not set" in str(w.message) for w in caught)
+
+
+def test_a_judge_shared_by_every_cell_applies_only_where_the_protocol_has_one(tmp_path):
+    from lensbench.runtime.matrix import expand_cells
+
+    (tmp_path / "m.toml").write_text('out = "runs"\nsettings = { judge_model = "openai:j" }\n[[model]]\nname = "m"\n'
+                                     'spec = "random"\n[[benchmark]]\nname = "rgb-th-bench"\n'
+                                     '[[benchmark]]\nname = "if-bench"\n')
+    rgbth, ifb = expand_cells(load_config(tmp_path / "m.toml"))
+    assert rgbth.settings.judge_model is None and ifb.settings.judge_model == "openai:j"

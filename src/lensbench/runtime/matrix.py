@@ -39,7 +39,6 @@ from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
 from lensbench.core.configcheck import SECRET_HINT, find_secrets, unknown_key
 from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.core.results import RunResult
-from lensbench.runtime.preflight import judge_flags
 from lensbench.runtime.runner import arun_benchmark
 from lensbench.runtime.settings import DEFAULT_KEY_ENV, RunSettings
 
@@ -124,6 +123,10 @@ class Cell(BaseModel):
     out: Path
     options: dict[str, Any]
     settings: RunSettings
+
+
+#: run flags that configure a judge: refused on a benchmark table without a judge round, dropped from shared tables
+JUDGE_KEYS = ("judge_model", "judge_base_url")
 
 
 def _unknown_keys(doc: dict[str, Any]) -> list[str]:
@@ -231,7 +234,13 @@ def expand_cells(cfg: MatrixConfig, source: str | Path | None = None) -> list[Ce
             for v in b.variant or [None]:
                 where = f"model {m.name} x benchmark {b.name}" + (f" x variant {v.label}" if v else "")
                 options = {**b.options, **(v.options if v else {})}
-                raw = {**cfg.settings, **m.settings, **b.settings, **flat, **(v.settings if v else {})}
+                own = {**b.settings, **flat, **(v.settings if v else {})}  # this benchmark's own keys
+                shared = {**cfg.settings, **m.settings}
+                if cls(cls.Options(**{k: x for k, x in {**b.options, **(v.options if v else {})}.items()
+                                      if k in cls.Options.model_fields})).judge_use() is None:
+                    # a judge set for every cell (top level / model) does not apply where the protocol has none
+                    shared = {k: x for k, x in shared.items() if k not in JUDGE_KEYS}
+                raw = {**shared, **own}
                 folder = cfg.out / m.name / (b.name + (f"--{v.label}" if v else ""))
                 norm = os.path.normpath(folder)
                 if os.path.dirname(os.path.dirname(norm)) != root:
@@ -254,10 +263,7 @@ def expand_cells(cfg: MatrixConfig, source: str | Path | None = None) -> list[Ce
                                           "root), not in settings")
                     s = RunSettings(**{"concurrency": m.concurrency, "model_name": m.name,
                                        **({"tag": v.label} if v else {}), **raw, **fixed})
-                    judge = [k for k, flag in (("judge_model", "--judge-model"), ("judge_base_url", "--judge-base-url"),
-                                               ("judge_api_key_env", "--judge-api-key-env"))
-                             if flag in judge_flags(s)]
-                    cls(cls.Options(**options)).check_judge_flags(judge)
+                    cls(cls.Options(**options)).check_judge_flags([k for k in JUDGE_KEYS if own.get(k)])
                 except ValidationError as exc:
                     e = exc.errors()[0]
                     raise ConfigError(f"{pre}{where}: {'.'.join(map(str, e['loc']))}: {e['msg']}") from None

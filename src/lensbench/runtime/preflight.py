@@ -54,16 +54,9 @@ def check_run_requirements(reqs: list[Requirement], warn: Callable[[str], None] 
 
 
 def judge_flags(s: RunSettings) -> list[str]:
-    """The judge flags ``s`` sets (``--judge-model``, ``--judge-base-url``, ``--judge-api-key-env`` when not
-    the default), as flag names."""
-    out = []
-    if s.judge_model:
-        out.append("--judge-model")
-    if s.judge_base_url:
-        out.append("--judge-base-url")
-    if s.judge_api_key_env != DEFAULT_KEY_ENV:
-        out.append("--judge-api-key-env")
-    return out
+    """The judge flags ``s`` sets (``--judge-model``, ``--judge-base-url``), as flag names. (The key
+    variable's name alone sends nothing, so ``--judge-api-key-env`` is not one of them.)"""
+    return [flag for flag, v in (("--judge-model", s.judge_model), ("--judge-base-url", s.judge_base_url)) if v]
 
 
 def is_loopback(url: str) -> bool:
