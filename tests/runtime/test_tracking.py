@@ -91,3 +91,13 @@ def test_run_log_to_flag_logs_at_the_end_and_is_checked_first(rgbth_gen, tmp_pat
     r = cli("run", "rgb-th-bench", "--data-dir", str(rgbth_gen), "--model", "random", "--out", str(tmp_path / "x"),
             "--log-to", "tensorboard", env=env)
     assert r.returncode == 2 and "unknown tracker 'tensorboard'" in r.stderr
+
+
+def test_log_command_logs_an_existing_run(run_dir, tmp_path):
+    pytest.importorskip("mlflow")
+    env = {**os.environ, "MLFLOW_TRACKING_URI": (tmp_path / "mlruns").as_uri(), "MLFLOW_ALLOW_FILE_STORE": "true"}
+    r = cli("log", str(run_dir), "--to", "mlflow", "--project", "later", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "logged to MLflow run" in r.stdout and "experiment 'later'" in r.stdout
+    r = cli("log", str(tmp_path), "--to", "mlflow", env=env)
+    assert r.returncode == 2 and "no finished run to log" in r.stderr
