@@ -24,12 +24,6 @@ from __future__ import annotations
 import typing
 
 import typer.core
-import typer.rich_utils as ru
-from rich.console import Group
-from rich.padding import Padding
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
 
 __all__ = ["install", "NAME_WIDTH"]
 
@@ -77,8 +71,11 @@ def _rich_name(self) -> str:
     return _arg_name(self) + ("..." if self.nargs != 1 else "")
 
 
-def _name_text(param, ctx) -> Text:
-    """``* --model MODEL`` / ``  --thinking / --no-thinking`` / ``  RUN_DIR...`` (arguments)."""
+def _name_text(param, ctx):
+    """``* --model MODEL`` / ``  --thinking / --no-thinking`` / ``  RUN_DIR...`` (arguments), a rich Text."""
+    import typer.rich_utils as ru
+    from rich.text import Text
+
     t = Text("* " if param.required else "  ", style=ru.STYLE_REQUIRED_SHORT)
     if isinstance(param, typer.core.TyperArgument):
         t.append(_rich_name(param), style=ru.STYLE_OPTION)
@@ -98,6 +95,12 @@ def _name_text(param, ctx) -> Text:
 
 def _options_panel(*, name: str, params, ctx, markup_mode, console) -> None:
     """typer's options panel, laid out in two columns that fit 80 columns (see the module docstring)."""
+    import typer.rich_utils as ru
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.panel import Panel
+    from rich.table import Table
+
     if not params:
         return
     names = [_name_text(p, ctx) for p in params]
@@ -118,11 +121,29 @@ def _options_panel(*, name: str, params, ctx, markup_mode, console) -> None:
                         title_align=ru.ALIGN_OPTIONS_PANEL))
 
 
+def _patch_panel() -> None:
+    import typer.rich_utils as ru  # ~60 ms of imports: only when help is shown
+
+    ru._print_options_panel = _options_panel
+
+
+def _with_panel(format_help):
+    def wrapper(self, ctx, formatter):
+        _patch_panel()
+        return format_help(self, ctx, formatter)
+
+    wrapper._lensbench = True
+    return wrapper
+
+
 def install() -> None:
-    """Patch typer's type display, argument usage names and options panel (idempotent)."""
+    """Patch typer's type display, argument usage names and options panel (idempotent; the panel is
+    patched when help is first formatted, so commands that show no help never import typer's rich help)."""
     for cls in (typer.core.TyperOption, typer.core.TyperArgument):
         if hasattr(cls, "display_type_rich"):
             cls.display_type_rich = _display
     typer.core.TyperArgument._usage_display_name = _usage_name
     typer.core.TyperArgument._rich_display_name = _rich_name
-    ru._print_options_panel = _options_panel
+    for cls in (typer.core.TyperCommand, typer.core.TyperGroup):
+        if not getattr(cls.format_help, "_lensbench", False):
+            cls.format_help = _with_panel(cls.format_help)
