@@ -31,6 +31,6 @@ def rgbth_data(shared_data) -> Path:
 def rgbth_gen(tmp_path_factory) -> Path:
     """A generated RGB-Th-Bench ``Data`` folder (6 scenes x 8 skills x 4 questions = 192 questions, 48 units):
     core tests run on it, never on ../shared/data."""
-    from lensbench.testing.data import make_rgbth_release
+    from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
 
     return make_rgbth_release(tmp_path_factory.mktemp("rgbth-gen"), n_scenes=6, questions_per_unit=4)

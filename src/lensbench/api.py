@@ -8,17 +8,24 @@
     [r for r in run.records if r.outcome == "unparseable"]
 
 Both raise :class:`lensbench.core.errors.LensbenchError` subclasses where the CLI prints
-``error: ...`` (bad input, a folder in use, a damaged store ...).
+``error: ...`` (bad input, a folder in use, a damaged store ...). Messages name the Python
+arguments, not the command line's flags: ``data_dir=/x does not exist``, ``temperature=0.2``,
+``blind=True`` where the CLI says ``--data-dir /x``, ``--temperature 0.2``, ``--blind``.
 """
 
 from __future__ import annotations
 
+import re
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
 from lensbench.benchmarks.registry import get_benchmark
-from lensbench.core.errors import ConfigError
+from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.core.records import SampleRecord
 from lensbench.core.results import RunResult
 from lensbench.runtime.folder import iter_samples, read_manifest
@@ -26,7 +33,34 @@ from lensbench.runtime.rebuild import load_or_rebuild
 from lensbench.runtime.runner import run_benchmark
 from lensbench.runtime.settings import RunSettings
 
-__all__ = ["run", "load_run", "Run"]
+__all__ = ["run", "load_run", "Run", "python_names"]
+
+#: ``--flag`` or ``--no-flag``, and the value that follows it when there is one (not a plain lower-case word)
+_FLAG = re.compile(r"--(no-)?([a-z][a-z0-9-]*)(?: (?=[^a-z\s(])(\S+))?")
+
+
+def _is_bool(ann: Any) -> bool:
+    if typing.get_origin(ann) in (typing.Union, types.UnionType):
+        return any(a is bool for a in typing.get_args(ann))
+    return ann is bool
+
+
+def python_names(message: str, *models: type[BaseModel]) -> str:
+    """``message`` with the command-line flags of ``models``' fields written as Python arguments:
+    ``--data-dir /x`` -> ``data_dir=/x``, ``--blind`` -> ``blind=True``, ``--no-skip-missing`` ->
+    ``skip_missing=False``, a flag named without a value -> ``'name'``. Other ``--words`` stay."""
+    fields = {n: f for m in models for n, f in m.model_fields.items()}
+
+    def repl(m: re.Match) -> str:
+        neg, name, value = m.group(1), m.group(2).replace("-", "_"), m.group(3)
+        f = fields.get(name)
+        if f is None:
+            return m.group(0)
+        if _is_bool(f.annotation):
+            return f"{name}={'False' if neg else 'True'}" + (f" {value}" if value else "")
+        return f"{name}={value}" if value else f"'{name}'"
+
+    return _FLAG.sub(repl, message)
 
 
 def run(benchmark: str, *, model: str, out: str | Path, data_dir: str | Path | None = None,
@@ -49,9 +83,16 @@ def run(benchmark: str, *, model: str, out: str | Path, data_dir: str | Path | N
     try:
         s = RunSettings(model=model, out=Path(out), data_dir=data_dir, progress=progress, **shared)
         options = cls.Options(**own)
+    except ValidationError as exc:
+        bad = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"lensbench.run({benchmark!r}): {bad}") from None
     except ValueError as exc:
         raise ConfigError(f"lensbench.run({benchmark!r}): {exc}") from None
-    return run_benchmark(cls(options), s)
+    try:
+        return run_benchmark(cls(options), s)
+    except LensbenchError as exc:
+        exc.args = (python_names(str(exc), RunSettings, cls.Options),) + exc.args[1:]
+        raise
 
 
 @dataclass

@@ -133,7 +133,7 @@ def test_run_json_has_the_per_endpoint_counts(tmp_path):
     from lensbench.benchmarks.registry import get_benchmark
     from lensbench.runtime.runner import run_benchmark
     from lensbench.runtime.settings import RunSettings
-    from lensbench.testing.data import make_rgbth_release
+    from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
 
     data = make_rgbth_release(tmp_path / "d", n_scenes=2, questions_per_unit=2)
     with FakeOpenAIServer(latency=0.005) as a, FakeOpenAIServer(latency=0.05) as b:

@@ -155,7 +155,7 @@ def test_startup_timeout_is_clear_and_stops_the_child(tmp_path, monkeypatch):
 # ------------------------------------------------------------------ through lensbench run
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
-    from lensbench.testing.data import make_rgbth_release
+    from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
     return make_rgbth_release(tmp_path_factory.mktemp("d"), n_scenes=1, questions_per_unit=2)
 
 

@@ -21,7 +21,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from lensbench.cli.main import app
-from lensbench.testing.data import make_rgbth_release
+from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
 from lensbench.testing.server import FakeOpenAIServer
 
 from tests.benchmarks.ifbench_fixture import question as if_question

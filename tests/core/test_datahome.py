@@ -27,4 +27,8 @@ def test_resolve(monkeypatch, tmp_path):
     with pytest.raises(ConfigError, match="lensbench data download gobench"):
         resolve_data_dir("gobench", None)
     (tmp_path / "gobench").mkdir()
+    # an empty default folder (e.g. left by a failed offline download) gets the download hint too (issue 25)
+    with pytest.raises(ConfigError, match="is empty: run 'lensbench data download gobench'"):
+        resolve_data_dir("gobench", None)
+    (tmp_path / "gobench" / "data_total.json").write_text("[]")
     assert resolve_data_dir("gobench", None) == tmp_path / "gobench"

@@ -25,7 +25,7 @@ from lensbench.core.writes import WriteFailed
 from lensbench.runtime import store as store_mod
 from lensbench.runtime.engine import Engine
 from lensbench.runtime.store import RunStore
-from lensbench.testing.data import make_rgbth_release
+from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
 from lensbench.testing.server import FakeOpenAIServer
 from lensbench.testing.small_disk import SmallDisk, small_disk_available
 

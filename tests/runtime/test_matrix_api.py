@@ -13,7 +13,7 @@ import pytest
 import lensbench
 from lensbench.core.errors import ConfigError
 from lensbench.runtime.matrix import expand_cells, load_config
-from lensbench.testing.data import make_rgbth_release
+from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
 from lensbench.testing.server import FakeOpenAIServer
 
 

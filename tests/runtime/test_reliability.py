@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
 from lensbench.core.errors import ConfigError
 from lensbench.runtime.folder import RUN_FILES, check_out_file
 from lensbench.runtime.rows import count_ok
-from lensbench.testing.data import make_rgbth_release
 from lensbench.testing.server import FakeOpenAIServer
 
 

@@ -17,7 +17,7 @@ from lensbench.runtime.merge import merge_runs
 from lensbench.runtime.runner import run_benchmark
 from lensbench.runtime.settings import RunSettings
 from lensbench.runtime.shards import parse_shard
-from lensbench.testing.data import make_rgbth_release
+from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
 from lensbench.testing.server import FakeOpenAIServer
 
 

@@ -20,7 +20,7 @@ from lensbench.runtime.engine import Engine
 from lensbench.runtime.rows import count_ok
 from lensbench.runtime.store import BadRow, RunStore
 from lensbench.core.types import StoredResponse
-from lensbench.testing.data import make_rgbth_release
+from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
 from lensbench.testing.server import FakeOpenAIServer
 
 

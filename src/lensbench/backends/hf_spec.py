@@ -59,16 +59,20 @@ class HFSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
-    device: str = Field(default="auto", pattern=r"^(auto|cpu|cuda(:\d+)?|map)$")
-    attn: Optional[str] = Field(default=None, pattern=r"^[a-z0-9_]+$")
-    batch: int = Field(default=16, ge=1, le=4096)
-    max_new_tokens: int = Field(default=1024, ge=1)
-    video: Literal["auto", "video", "images"] = "auto"
-    revision: Optional[str] = None
-    trust_remote_code: bool = False
-    min_pixels: Optional[int] = Field(default=None, ge=1)
-    max_pixels: Optional[int] = Field(default=None, ge=1)
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
+        default="auto", description="weights/activations dtype (auto: the checkpoint's own)")
+    device: str = Field(default="auto", pattern=r"^(auto|cpu|cuda(:\d+)?|map)$",
+                        description="auto, cpu, cuda, cuda:N or map (device_map=auto through accelerate)")
+    attn: Optional[str] = Field(default=None, pattern=r"^[a-z0-9_]+$",
+                                description="attn_implementation: sdpa, eager, flash_attention_2 ...")
+    batch: int = Field(default=16, ge=1, le=4096, description="requests generated together")
+    max_new_tokens: int = Field(default=1024, ge=1, description="used when a request sets no max_tokens")
+    video: Literal["auto", "video", "images"] = Field(
+        default="auto", description="video frames as a video (Qwen-VL families under auto) or as images")
+    revision: Optional[str] = Field(default=None, description="Hub revision")
+    trust_remote_code: bool = Field(default=False, description="allow the checkpoint's own code")
+    min_pixels: Optional[int] = Field(default=None, ge=1, description="resize bound per image or frame (Qwen-VL)")
+    max_pixels: Optional[int] = Field(default=None, ge=1, description="resize bound per image or frame (Qwen-VL)")
 
 
 def parse_hf_spec(arg: str, defaults: dict[str, Any] | None = None) -> tuple[str, HFSettings]:

@@ -6,24 +6,34 @@ factory ``make(arg, config) -> Backend`` inside it; the module is imported only 
 with that prefix is built, so heavy optional dependencies load only when used.
 
 Adding a backend = one module in this package with a ``make`` function + one line below.
+
+Model arguments (``--model-arg KEY=VALUE`` / ``-M``, ``model_args`` in an eval config; like
+lmms-eval's ``--model_args`` and inspect's ``-M``): a backend that takes them names its settings
+model in ``args`` (``"module:Model"``, whose fields are the keys); :func:`apply_model_args` puts
+them on the spec's query string (``hf:PATH`` + ``-M dtype=bfloat16`` = ``hf:PATH?dtype=bfloat16``),
+where the backend validates them as any spec key. :func:`model_args_doc` lists every backend's keys.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import NamedTuple
+from typing import Any, NamedTuple
+from urllib.parse import parse_qsl, urlencode
 
 from lensbench.backends.base import Backend, BackendConfig
+from lensbench.core.configcheck import type_text
 from lensbench.core.errors import ConfigError
 
-__all__ = ["Provider", "PROVIDERS", "make_backend"]
+__all__ = ["Provider", "PROVIDERS", "make_backend", "apply_model_args", "model_args_of", "model_args_doc"]
 
 
 class Provider(NamedTuple):
-    """One backend family: ``target`` is ``"module:function"``; ``help`` is shown by ``lensbench list``."""
+    """One backend family: ``target`` is ``"module:function"``; ``help`` is shown by ``lensbench list``;
+    ``args`` is ``"module:Model"`` of the pydantic model whose fields are its model arguments (None: none)."""
 
     target: str
     help: str
+    args: str | None = None
 
 
 PROVIDERS: dict[str, Provider] = {
@@ -32,14 +42,18 @@ PROVIDERS: dict[str, Provider] = {
     "replay": Provider("lensbench.backends.replay:make",
                        "recorded replies: replay:PATH (lensbench export JSONL or RGB-Th-Bench result files)"),
     "llamacpp": Provider("lensbench.backends.llamacpp:make",
-                         "local GGUF model via llama.cpp (xllamacpp): llamacpp:PATH.gguf[?ctx=8192&parallel=2&threads=N]"),
+                         "local GGUF model via llama.cpp (xllamacpp): llamacpp:PATH.gguf[?ctx=8192&parallel=2&threads=N]",
+                         "lensbench.backends.llamacpp:LlamaCppSettings"),
     "vllm": Provider("lensbench.backends.engines:make_vllm",
                      "vLLM server launched for you: vllm:MODEL_OR_PATH[?KEY=VALUE&...], keys: tp dp max_len dtype "
-                     "gpu_mem revision args exe startup_timeout_s log (docs/cluster.md)"),
+                     "gpu_mem revision args exe startup_timeout_s log (docs/cluster.md)",
+                     "lensbench.backends.engines:EngineSettings"),
     "sglang": Provider("lensbench.backends.engines:make_sglang",
-                       "SGLang server launched for you: sglang:MODEL_OR_PATH[?KEY=VALUE&...], same keys as vllm:"),
+                       "SGLang server launched for you: sglang:MODEL_OR_PATH[?KEY=VALUE&...], same keys as vllm:",
+                       "lensbench.backends.engines:EngineSettings"),
     "hf": Provider("lensbench.backends.hf:make",
-                   "local image-text model in-process via transformers: hf:PATH_OR_ID[?dtype=bfloat16&device=cuda&attn=sdpa&batch=16]"),
+                   "local image-text model in-process via transformers: hf:PATH_OR_ID[?dtype=bfloat16&device=cuda&attn=sdpa&batch=16]",
+                   "lensbench.backends.hf_spec:HFSettings"),
     "random": Provider("lensbench.backends.baselines:make_random",
                        "seeded uniform answers over the benchmark's answer space (use --seed)"),
     "constant": Provider("lensbench.backends.baselines:make_constant", "always the same answer: constant:ANSWER"),
@@ -58,3 +72,62 @@ def make_backend(spec: str, config: BackendConfig | None = None) -> Backend:
         raise ConfigError(f"unknown model backend {prefix!r} in --model {spec!r}; known: {', '.join(sorted(PROVIDERS))}")
     mod, _, fn = prov.target.partition(":")
     return getattr(importlib.import_module(mod), fn)(arg, config or BackendConfig())
+
+
+def model_args_of(prefix: str) -> dict[str, Any] | None:
+    """The model-argument fields (name -> pydantic FieldInfo) of backend ``prefix``; None when it takes none."""
+    prov = PROVIDERS.get(prefix)
+    if prov is None or prov.args is None:
+        return None
+    mod, _, cls = prov.args.partition(":")
+    return dict(getattr(importlib.import_module(mod), cls).model_fields)
+
+
+def apply_model_args(spec: str, args: list[str], flag: str = "--model-arg") -> str:
+    """``spec`` with the ``KEY=VALUE`` items of ``args`` added to its query string.
+
+    Raises ConfigError when the backend takes no arguments, an item is not ``KEY=VALUE``, a key is
+    given twice (also in the spec's own query) or is unknown (the known keys are listed).
+    """
+    if not args:
+        return spec
+    prefix, _, arg = spec.partition(":")
+    known = model_args_of(prefix)
+    if known is None:
+        takes = ", ".join(f"{p}:" for p, v in PROVIDERS.items() if v.args)
+        raise ConfigError(f"{flag}: the {prefix}: backend takes no model arguments (backends that do: {takes})"
+                          + ("; request fields go in --extra-body" if prefix == "openai" else ""))
+    _src, sep, query = arg.partition("?")
+    have = {k for k, _v in parse_qsl(query, keep_blank_values=True)} if sep else set()
+    pairs: list[tuple[str, str]] = []
+    for item in args:
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise ConfigError(f"{flag} {item!r}: give KEY=VALUE")
+        if key not in known:
+            raise ConfigError(f"{flag} {key}: unknown argument of {prefix}:; known: {', '.join(known)}")
+        if key in have or any(k == key for k, _ in pairs):
+            raise ConfigError(f"{flag} {key}: given twice (in the spec and as an argument, or twice)")
+        pairs.append((key, value))
+    return spec + ("&" if sep else "?") + urlencode(pairs)
+
+
+def model_args_doc() -> str:
+    """Markdown: per backend that takes model arguments, each key with its type, default and description."""
+    lines = ["# Model arguments (`--model-arg KEY=VALUE`, `-M KEY=VALUE`)", "",
+             "Generated from the backends' settings models (`lensbench.backends.providers.model_args_doc`; a test "
+             "keeps this file in step). The same keys can ride on the spec (`hf:PATH?dtype=bfloat16`); in a "
+             "`lensbench eval` config they are a model's `model_args` table. `openai:`, `replay:`, `random` and "
+             "`constant:` take none (request fields go in `--extra-body`).", ""]
+    for prefix, prov in PROVIDERS.items():
+        fields = model_args_of(prefix)
+        if fields is None:
+            continue
+        lines += [f"## `{prefix}:`", "", prov.help, "", "| key | type | default | what |", "|---|---|---|---|"]
+        for name, f in fields.items():
+            ann = type_text(f.annotation).replace("|", "/")
+            default = "" if f.is_required() else repr(f.default)
+            lines.append(f"| `{name}` | {ann} | {default} | {(f.description or '').replace('|', '/')} |")
+        lines.append("")
+    return "\n".join(lines)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
 from lensbench.core.errors import ConfigError
+from lensbench.core.extras import Requirement
 from lensbench.core.records import SampleRecord
 from lensbench.core.results import RunResult
 from lensbench.core.types import GenParams, Request, StoredResponse
@@ -109,6 +109,13 @@ class Benchmark(ABC):
     name: ClassVar[str]
     title: ClassVar[str]
     answer_space: ClassVar[list[str] | None] = None
+    #: one line on what the benchmark asks (``lensbench list``)
+    description: ClassVar[str] = ""
+    #: size of the official release, in ``sample_unit`` (``lensbench list``); None when not fixed
+    n_samples: ClassVar[int | None] = None
+    sample_unit: ClassVar[str] = "samples"
+    #: the headline metric(s) as the paper names them, with the table they come from (``lensbench list``)
+    headline: ClassVar[str] = ""
 
     class Options(BaseModel):
         """Benchmark-specific options (none by default)."""
@@ -170,6 +177,41 @@ class Benchmark(ABC):
                 raise  # the stats module exists but imports something missing
             raise ConfigError(f"'lensbench data stats' has no statistics for {self.name}") from None
         return mod.dataset_stats(Path(data_dir))
+
+    def judge_use(self) -> str | None:
+        """Why these options send judge / answer-parser requests (a short phrase), or None when the protocol
+        has no judge round with them: then a judge flag (``--judge-model``, ``--judge-base-url``) is refused
+        (:meth:`check_judge_flags`)."""
+        return None
+
+    def no_judge_reason(self) -> str:
+        """The end of the refusal of a judge flag (see :meth:`judge_use`)."""
+        return "its protocol scores the model's replies directly"
+
+    def check_judge_flags(self, given: list[str]) -> None:
+        """Raise ConfigError when judge flags ``given`` (flag names) are set but these options have no judge round."""
+        if given and self.judge_use() is None:
+            raise ConfigError(f"{', '.join(given)}: {self.name} has no judge or answer-parser round "
+                              f"({self.no_judge_reason()}); leave {'it' if len(given) == 1 else 'them'} out")
+
+    def requirements(self, data_dir: Path | None = None) -> list[Requirement]:
+        """The optional modules a run with these options (on ``data_dir``) will import, checked before the
+        first request (:func:`lensbench.core.extras.check_requirements`). Default: none."""
+        return []
+
+    @classmethod
+    def write_demo(cls, root: Path) -> Path:
+        """Write a small generated data set in the release layout under ``root`` (NOT the benchmark: for
+        trying the commands offline) and return the folder to pass to ``--data-dir``.
+
+        Raises ConfigError when the benchmark has no demo data.
+        """
+        raise ConfigError(f"{cls.name} has no demo data set")
+
+    @property
+    def can_draw(self) -> bool:
+        """True when :meth:`draw` is implemented (``lensbench show`` has something to draw)."""
+        return type(self).draw is not Benchmark.draw
 
     def draw(self, record: SampleRecord, out_png: Path) -> Path:
         """Draw one scored sample as a PNG (``lensbench show``); returns its path.

@@ -21,16 +21,24 @@ __all__ = ["lazy_group", "run_command_loader", "tool_group_loader"]
 Loader = Callable[[], object]
 
 
-def lazy_group(loaders: dict[str, Loader]) -> type[TyperGroup]:
+def lazy_group(loaders: dict[str, Loader], panels: list[tuple[str, list[str]]] | None = None) -> type[TyperGroup]:
     """A :class:`TyperGroup` subclass (for ``typer.Typer(cls=...)``) with extra subcommands
-    ``name -> loader()`` (a loader returns a click command or group); eagerly registered
-    commands come first in listings, the lazy ones after, in ``loaders`` order."""
+    ``name -> loader()`` (a loader returns a click command or group).
+
+    ``panels``: ``[(group title, [command names])]``: help lists the commands group by group in
+    this order (each command's ``rich_help_panel`` is set to its group); commands in no group come
+    after them. Without ``panels``: eagerly registered commands first, the lazy ones after, in
+    ``loaders`` order."""
+    order = [n for _title, names in (panels or []) for n in names]
+    panel_of = {n: title for title, names in (panels or []) for n in names}
 
     class LazyGroup(TyperGroup):
         _loaders = dict(loaders)
 
         def list_commands(self, ctx) -> list[str]:
-            return list(self.commands) + [n for n in self._loaders if n not in self.commands]
+            names = list(self.commands) + [n for n in self._loaders if n not in self.commands]
+            rank = {n: i for i, n in enumerate(order)}
+            return sorted(names, key=lambda n: rank.get(n, len(rank)))
 
         def get_command(self, ctx, cmd_name: str):
             cmd = self.commands.get(cmd_name)
@@ -38,6 +46,8 @@ def lazy_group(loaders: dict[str, Loader]) -> type[TyperGroup]:
                 cmd = self._loaders[cmd_name]()
                 cmd.name = cmd_name
                 self.commands[cmd_name] = cmd
+            if cmd is not None and cmd_name in panel_of:
+                cmd.rich_help_panel = panel_of[cmd_name]
             return cmd
 
     return LazyGroup

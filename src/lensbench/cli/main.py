@@ -13,35 +13,42 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
+from pydantic import ValidationError
 
 from lensbench.core.version import __version__
-from lensbench.backends.providers import PROVIDERS
-from lensbench.benchmarks.registry import BENCHMARKS, all_benchmarks, get_benchmark
+from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
 from lensbench.cli.lazy import lazy_group, run_command_loader, tool_group_loader
-from lensbench.cli.runcmd import REPORT_FORMATS, print_report
+from lensbench.cli.runcmd import REPORT_FORMATS, print_report, validation_message
 from lensbench.cli.evalcmd import register as register_eval
 from lensbench.cli.mergecmd import register as register_merge
 from lensbench.cli.helpfmt import install as install_help_format
 from lensbench.cli.tools import TOOL_GROUPS
+from lensbench.cli.listcmd import register as register_list
 from lensbench.cli.view import RESAMPLES_HELP, SEED_HELP
 from lensbench.cli.view import register as register_view
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
-from lensbench.core.console import err_console, fail, guard
+from lensbench.core.console import err_console, fail, guard, make_console
 from lensbench.core.errors import LensbenchError
 from lensbench.runtime.export import export_records
 from lensbench.core.writes import write_atomically
 from lensbench.runtime.folder import check_out_file, iter_samples, load_result
 from lensbench.runtime.rebuild import load_for_report
 
+#: the top-level commands in help, group by group, in this order (the papers' tool groups close the list)
+PANELS: list[tuple[str, list[str]]] = [
+    ("Run", ["run", "eval", "merge", "list"]),
+    ("Results", ["report", "view", "compare", "show", "export", "log"]),
+    ("Data", ["data"]),
+    ("Tools", ["repair"] + [name for name, _target in TOOL_GROUPS if name != "data"]),
+]
 app = typer.Typer(help="Evaluate multimodal LLMs on IF-Bench, RGB-Th-Bench, IV-Bench, GOBench and GroundingME "
                        "with their published protocols.", no_args_is_help=True, pretty_exceptions_enable=False,
-                  cls=lazy_group({name: tool_group_loader(target) for name, target in TOOL_GROUPS}))
+                  cls=lazy_group({name: tool_group_loader(target) for name, target in TOOL_GROUPS}, PANELS))
 # run commands and tool groups are built on first use (cli/lazy.py): a run imports its own benchmark only
 run_app = typer.Typer(help="Run a benchmark: lensbench run BENCHMARK --data-dir DIR --model SPEC --out RUN_DIR",
                       no_args_is_help=True, cls=lazy_group({name: run_command_loader(name) for name in sorted(BENCHMARKS)}))
 app.add_typer(run_app, name="run")
-out_console = Console()
+out_console = make_console(stderr=False)
 
 
 def _register_all() -> None:
@@ -49,12 +56,13 @@ def _register_all() -> None:
     register_view(app)
     register_eval(app)
     register_merge(app)
+    register_list(app)
 
 
 @app.command("report")
 @guard
 def report(
-    run_dirs: Annotated[list[Path], typer.Argument(help="run folder(s), one or several benchmarks", metavar="RUN_DIR...")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="run folder(s), one or several benchmarks", metavar="RUN_DIR")],
     format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="md, csv or json")] = "md",
     with_paper: Annotated[bool, typer.Option("--with-paper", help="show the paper's published rows beside ours")] = False,
     leaderboard: Annotated[bool, typer.Option("--leaderboard", help="one row per model, each benchmark's headline "
@@ -103,6 +111,9 @@ def show(run_dir: Annotated[Path, typer.Argument(help="a finished run folder", m
                                                      help="PNG path (default: RUN_DIR/show/<id>.png)")] = None) -> None:
     """Draw what the model did on one sample (e.g. GroundingME: ground-truth and predicted boxes) as a PNG."""
     bench = get_benchmark(load_result(run_dir).benchmark)(None)
+    if not bench.can_draw:
+        fail(f"{run_dir}: 'lensbench show' has nothing to draw for {bench.name} (its samples have no boxes or "
+             "marks); 'lensbench view' shows every sample")
     record = next((r for r in iter_samples(run_dir) if r.sample_id == id), None)
     if record is None:
         fail(f"{run_dir}: no sample with id {id!r} in samples.jsonl")
@@ -113,23 +124,26 @@ def show(run_dir: Annotated[Path, typer.Argument(help="a finished run folder", m
     out_console.print(str(bench.draw(record, out)), highlight=False)
 
 
-@app.command("list")
-def list_cmd() -> None:
-    """Benchmarks and model backends."""
-    from rich.table import Table
+@app.command("log")
+@guard
+def log_cmd(run_dir: Annotated[Path, typer.Argument(help="a finished run folder", metavar="RUN_DIR")],
+            to: Annotated[list[str], typer.Option("--to", metavar="wandb|mlflow", help="tracker (repeatable)")],
+            project: Annotated[Optional[str], typer.Option("--project", metavar="NAME",
+                                                           help="W&B project / MLflow experiment (default: "
+                                                                "lensbench)")] = None) -> None:
+    """Log a finished run to Weights & Biases or MLflow: settings, metrics with 95% CIs, the per-sample table
+    (what 'run --log-to' does at the end of a run)."""
+    from lensbench.core.extras import check_requirements
+    from lensbench.runtime.settings import RunSettings
+    from lensbench.runtime.tracking import log_run, tracker_requirements
 
-    t = Table(title="benchmarks")
-    t.add_column("name")
-    t.add_column("title")
-    for name, cls in sorted(all_benchmarks().items()):
-        t.add_row(name, cls.title)
-    out_console.print(t)
-    t = Table(title="model backends (--model PREFIX[:ARG])")
-    t.add_column("prefix")
-    t.add_column("what")
-    for name, (_target, help_) in sorted(PROVIDERS.items()):
-        t.add_row(name, help_)
-    out_console.print(t)
+    try:
+        trackers = RunSettings.model_validate({"model": "-", "out": run_dir, "log_to": to}).log_to
+    except ValidationError as exc:
+        fail(validation_message(exc).replace("--log-to", "--to"))
+    check_requirements(tracker_requirements(trackers))
+    for t in trackers:
+        out_console.print(f"logged to {log_run(run_dir, t, project=project)}", highlight=False)
 
 
 @app.command("export")

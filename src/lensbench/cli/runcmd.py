@@ -20,7 +20,7 @@ import typer
 from pydantic import BaseModel, ValidationError
 
 from lensbench.benchmarks.base import Benchmark
-from lensbench.core.console import err_console, fail, guard
+from lensbench.core.console import err_console, fail, guard, warn
 from lensbench.runtime.runner import run_benchmark
 from lensbench.runtime.settings import RunSettings
 
@@ -46,6 +46,10 @@ def _metavar(name: str, inner: Any) -> str:
         return "N"
     if inner is float:
         return "X"
+    if name == "model_arg":
+        return "KEY=VALUE"
+    if name == "log_to":
+        return "wandb|mlflow"
     return name.split("_")[-1].upper() if name in ("model", "judge_model", "base_url", "judge_base_url") else "TEXT"
 
 
@@ -64,12 +68,14 @@ def params_from_model(model: type[BaseModel], skip: frozenset[str] | set[str] = 
         required = f.is_required()
         default = ... if required else (f.default_factory() if f.default_factory else f.default)
         flag = "--" + name.replace("_", "-")
+        extra = f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {}
+        decls = [flag] + ([str(extra["short"])] if extra.get("short") else [])
         help_ = _help(f.description)
         if typing.get_origin(inner) is list:
             item = typing.get_args(inner)[0]
             ann = Optional[list[item]]
             default = None if not required else ...
-            opt = typer.Option(flag, help=help_ + " (repeatable)", metavar=_metavar(name, item))
+            opt = typer.Option(*decls, help=help_ + " (repeatable)", metavar=_metavar(name, item))
         elif inner is bool:
             ann = Optional[bool] if optional else bool
             # a flag that is off by default needs no --no- form; unset (None) or on-by-default ones do
@@ -140,9 +146,8 @@ def make_run_command(bench_cls: type[Benchmark]):
                               markup=False)
         if result.counts.get("n_error"):
             first = result.extra.get("first_error") or ""
-            err_console.print(f"[yellow]incomplete run: {result.counts.get('n_error')} request(s) failed "
-                              f"(first: {first}); run again with the same --out to retry them[/]", highlight=False,
-                              markup=True)
+            warn(f"incomplete run: {result.counts.get('n_error')} request(s) failed (first: {first}); run again "
+                 "with the same --out to retry them")
             raise typer.Exit(3)
 
     command.__signature__ = inspect.Signature(common + own + extra)

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.console import Console
 
 from lensbench.core.errors import LensbenchError
 from lensbench.report.runs import LoadedRun, load_run
-from lensbench.core.console import fail, guard
+from lensbench.core.console import fail, guard, make_console, warn
 from lensbench.core.writes import write_atomically
 from lensbench.runtime.folder import check_out_file
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
@@ -29,7 +28,7 @@ SEED_HELP = "seed of the resampling (recorded beside every CI)"
 __all__ = ["register", "leaderboard_report", "view", "compare", "benchmark_tables_html", "write_viewer",
            "option_defaults", "RESAMPLES_HELP", "SEED_HELP"]
 
-console = Console(stderr=True, soft_wrap=True)
+console = make_console(soft_wrap=True)
 
 
 def benchmark_tables_html(runs: Sequence[LoadedRun]) -> dict[str, str]:
@@ -105,7 +104,7 @@ def _comparisons(runs: Sequence[LoadedRun], n_resamples: int, seed: int) -> list
         try:
             cmp = compare_runs(runs[a], r, n_resamples=n_resamples, seed=seed)
         except (ValueError, LensbenchError) as exc:
-            console.print(f"[yellow]no comparison of {runs[a].path} and {r.path}: {exc}[/]", highlight=False)
+            warn(f"no comparison of {runs[a].path} and {r.path}: {exc}", console)
             continue
         out.append({**cmp.to_json(), "ia": a, "ib": i})
     return out
@@ -123,7 +122,7 @@ def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bo
     runs = [load_run(d) for d in run_dirs]
     for r in runs:
         for p in r.problems:
-            console.print(f"[yellow]{p}[/]", highlight=False)
+            warn(str(p), console)
     figs: list[dict[str, str]] = []
     if figures:
         try:
@@ -132,7 +131,7 @@ def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bo
             figs = [{"title": t, "src": "data:image/png;base64," + base64.b64encode(png).decode("ascii")}
                     for t, png in make_figures(runs)]
         except Exception as exc:  # plots are extras: never lose the viewer for them
-            console.print(f"[yellow]plots skipped: {type(exc).__name__}: {exc}[/]", highlight=False)
+            warn(f"plots skipped: {type(exc).__name__}: {exc}", console)
     comps = _comparisons(runs, n_resamples, seed) if compare else []
     tables = benchmark_tables_html(runs)
     tables["_leaderboard"] = _leaderboard_html(runs, n_resamples, seed)
@@ -146,7 +145,7 @@ def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bo
 
 
 def view(
-    run_dirs: Annotated[list[Path], typer.Argument(help="run folder(s), any benchmarks")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="run folder(s), any benchmarks", metavar="RUN_DIR")],
     out: Annotated[Path, typer.Option("--out", help="HTML file to write")] = Path("report.html"),
     serve: Annotated[bool, typer.Option("--serve", help="serve from a local server instead (images not embedded)")] = False,
     port: Annotated[int, typer.Option("--port", help="port for --serve")] = 8765,
@@ -182,8 +181,8 @@ def view(
 
 
 def compare(
-    run_a: Annotated[Path, typer.Argument(help="run folder A")],
-    run_b: Annotated[Path, typer.Argument(help="run folder B (same benchmark)")],
+    run_a: Annotated[Path, typer.Argument(help="run folder A", metavar="RUN_A")],
+    run_b: Annotated[Path, typer.Argument(help="run folder B (same benchmark)", metavar="RUN_B")],
     format: Annotated[str, typer.Option("--format", help="md, csv or json")] = "md",
     resamples: Annotated[int, typer.Option("--resamples", min=1, help=RESAMPLES_HELP)] = DEFAULT_RESAMPLES,
     seed: Annotated[int, typer.Option("--seed", help=SEED_HELP)] = 0,

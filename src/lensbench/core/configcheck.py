@@ -16,10 +16,12 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import types
+import typing
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["unknown_key", "is_secret_key", "find_secrets", "SECRET_HINT"]
+__all__ = ["unknown_key", "is_secret_key", "find_secrets", "SECRET_HINT", "type_text"]
 
 #: the advice every secret refusal ends with
 SECRET_HINT = ("secrets never go in the config or a run folder; put the key in an environment variable and name "
@@ -86,3 +88,23 @@ def find_secrets(doc: Any, where: str = "") -> list[str]:
         for i, v in enumerate(doc):
             found.extend(find_secrets(v, f"{where}[{i}]"))
     return found
+
+
+def type_text(ann: Any) -> str:
+    """A field annotation in words for generated references: ``int``, ``int or none``, ``a|b|c``,
+    ``list of str``, ``table``, ``path``."""
+    origin = typing.get_origin(ann)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(ann) if a is not type(None)]
+        inner = " or ".join(type_text(a) for a in args)
+        return inner + " or none" if len(args) < len(typing.get_args(ann)) else inner
+    if origin is typing.Literal:
+        return "|".join(map(str, typing.get_args(ann)))
+    if origin is list:
+        args = typing.get_args(ann)
+        return "list of " + (type_text(args[0]) if args else "values")
+    if origin is dict or ann is dict:
+        return "table"
+    if getattr(ann, "__name__", "") in ("Path", "PosixPath", "WindowsPath"):
+        return "path"
+    return getattr(ann, "__name__", None) or str(ann).replace("typing.", "")

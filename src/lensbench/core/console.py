@@ -1,9 +1,11 @@
 """The one way every command reports a failure: ``error: <message>`` on stderr, exit code 2.
 
 Commands raise :class:`~lensbench.core.errors.LensbenchError` (or call :func:`fail`); the
-:func:`guard` decorator turns those into the one-line message. Messages are printed literally
-(rich markup escaped), so an install hint like ``pip install 'lensbench[video]'`` keeps its
-brackets.
+:func:`guard` decorator turns those into the one-line message. Every console of the command line
+is made with :func:`make_console` (rich markup off), so text is printed literally: an install
+hint like ``pip install 'lensbench[video]'`` keeps its brackets wherever it appears (an error,
+a failed request's message, a skipped plot). Styled lines go through :func:`warn` / :func:`fail`,
+which style the whole line instead of parsing markup.
 """
 
 from __future__ import annotations
@@ -13,20 +15,31 @@ import typing
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from lensbench.core.errors import Interrupted, LensbenchError
 from lensbench.core.writes import is_write_failure, write_reason
 
-__all__ = ["err_console", "fail", "guard"]
+__all__ = ["err_console", "fail", "guard", "make_console", "warn"]
+
+
+def make_console(stderr: bool = True, **kwargs) -> Console:
+    """A rich Console that prints text literally (markup off, no highlighting): ``[video]`` stays ``[video]``."""
+    return Console(stderr=stderr, markup=False, highlight=False, **kwargs)
+
 
 #: stderr console for progress, warnings and errors (stdout carries reports only).
-err_console = Console(stderr=True, soft_wrap=True)
+err_console = make_console(soft_wrap=True)
+
+
+def warn(message: str, console: Console | None = None, style: str = "yellow") -> None:
+    """Print ``message`` literally, in ``style`` (yellow), on ``console`` (default: stderr)."""
+    (console or err_console).print(Text(str(message), style=style), soft_wrap=True)
 
 
 def fail(message: str, code: int = 2) -> typing.NoReturn:
     """Print ``error: message`` (literally) and exit with ``code`` (2 = bad input or configuration)."""
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    err_console.print(Text.assemble(("error:", "bold red"), " ", str(message)), soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -14,12 +14,15 @@ from pathlib import Path
 
 from lensbench.core.errors import ConfigError
 
-__all__ = ["ENV_VAR", "MANIFEST_NAME", "data_home", "default_data_dir", "resolve_data_dir"]
+__all__ = ["ENV_VAR", "MANIFEST_NAME", "DEMO_MARKER", "data_home", "default_data_dir", "resolve_data_dir",
+           "data_status", "is_demo"]
 
 #: environment variable that moves the data home
 ENV_VAR = "LENSBENCH_DATA"
 #: written last by ``lensbench data download`` into the benchmark folder (its presence = complete)
 MANIFEST_NAME = "lensbench-data.json"
+#: written by ``lensbench data demo`` into a generated folder: runs on it are labelled as not the benchmark
+DEMO_MARKER = "DEMO-DATA-NOT-THE-BENCHMARK.txt"
 
 
 def data_home() -> Path:
@@ -45,7 +48,29 @@ def resolve_data_dir(bench: str, data_dir: str | Path | None) -> Path:
     if data_dir is not None and str(data_dir) != "":
         return Path(data_dir)
     d = default_data_dir(bench)
+    hint = f"run 'lensbench data download {bench}' (or set {ENV_VAR}, or pass --data-dir)"
     if not d.is_dir():
-        raise ConfigError(f"no --data-dir given and the default data folder {d} does not exist: "
-                          f"run 'lensbench data download {bench}' (or set {ENV_VAR}, or pass --data-dir)")
+        raise ConfigError(f"no --data-dir given and the default data folder {d} does not exist: {hint}")
+    if not any(d.iterdir()):  # e.g. left by a download that failed before the first file
+        raise ConfigError(f"no --data-dir given and the default data folder {d} is empty: {hint}")
     return d
+
+
+def is_demo(data_dir: str | Path) -> bool:
+    """True when ``data_dir`` was written by ``lensbench data demo`` (it holds :data:`DEMO_MARKER`)."""
+    p = Path(data_dir)
+    return (p if p.is_dir() else p.parent).joinpath(DEMO_MARKER).is_file()
+
+
+def data_status(bench: str) -> str:
+    """The default data folder of ``bench`` in one word: ``downloaded`` (a complete ``lensbench data
+    download``: its manifest is there), ``demo`` (``lensbench data demo``), ``present`` (files, no
+    manifest), ``empty`` or ``missing``."""
+    d = default_data_dir(bench)
+    if not d.is_dir():
+        return "missing"
+    if (d / MANIFEST_NAME).is_file():
+        return "downloaded"
+    if (d / DEMO_MARKER).is_file():
+        return "demo"
+    return "present" if any(d.iterdir()) else "empty"

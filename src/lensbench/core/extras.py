@@ -31,11 +31,15 @@ when the feature is used, as one line ending in the literal install hint.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+from collections.abc import Callable, Iterable
 from types import ModuleType
+from typing import NamedTuple
 
 from lensbench.core.errors import ConfigError
 
-__all__ = ["EXTRAS", "MissingExtraError", "require", "install_hint"]
+__all__ = ["EXTRAS", "MissingExtraError", "Requirement", "require", "install_hint", "missing_requirements",
+           "check_requirements"]
 
 #: extra name -> what it enables (for messages and ``lensbench list``-style listings).
 EXTRAS: dict[str, str] = {
@@ -51,6 +55,8 @@ EXTRAS: dict[str, str] = {
     "hf": "local models (torch, transformers, diffusers)",
     "train": "training recipes (torch, transformers, TRL, peft, diffusers, accelerate, datasets)",
     "llamacpp": "local GGUF models through llama.cpp",
+    "wandb": "logging runs to Weights & Biases (--log-to wandb)",
+    "mlflow": "logging runs to MLflow (--log-to mlflow)",
 }
 
 
@@ -89,3 +95,51 @@ def require(module_name: str, extra: str, feature: str | None = None) -> ModuleT
         missing = getattr(exc, "name", None) or module_name
         cause = None if missing.split(".")[0] == module_name.split(".")[0] else f"missing {missing!r}"
         raise MissingExtraError(module_name, extra, feature, cause) from None
+
+
+class Requirement(NamedTuple):
+    """An optional module a command will import: ``module`` (dotted allowed), the ``extra`` that installs
+    it, the ``feature`` that needs it (for the message) and whether the command can go on without it
+    (``optional``: a warning instead of a refusal, e.g. a plot)."""
+
+    module: str
+    extra: str
+    feature: str
+    optional: bool = False
+
+
+def _importable(module: str) -> bool:
+    """True when ``module`` can be found without importing it (``importlib.util.find_spec`` on each part)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package missing, or a module with no spec
+        return False
+
+
+def missing_requirements(reqs: Iterable[Requirement]) -> list[Requirement]:
+    """The requirements whose module cannot be found, in order, each module once (nothing is imported)."""
+    out: list[Requirement] = []
+    seen: set[str] = set()
+    for r in reqs:
+        if r.module not in seen and not _importable(r.module):
+            out.append(r)
+        seen.add(r.module)
+    return out
+
+
+def check_requirements(reqs: Iterable[Requirement], warn: Callable[[str], None] | None = None) -> None:
+    """Refuse, before anything is sent, when a needed module is missing: one MissingExtraError naming
+    every missing module with its literal install hint (``pip install 'lensbench[video,plots]'`` when
+    several extras are missing). Missing ``optional`` ones are passed to ``warn`` (one line each)."""
+    missing = missing_requirements(reqs)
+    for r in missing:
+        if r.optional and warn is not None:
+            warn(f"{r.feature} needs the Python module {r.module!r}; going on without it ({install_hint(r.extra)})")
+    hard = [r for r in missing if not r.optional]
+    if not hard:
+        return
+    extras = ",".join(dict.fromkeys(r.extra for r in hard))
+    what = "; ".join(f"{r.feature} needs the Python module {r.module!r}" for r in hard)
+    err = MissingExtraError(hard[0].module, extras)
+    err.args = (f"{what}: {install_hint(extras)}",)
+    raise err

@@ -21,7 +21,7 @@ from lensbench.backends.base import Backend
 from lensbench.core.errors import NOT_SENT, ConfigError, LensbenchError, TransportError
 from lensbench.media.preflight import preflight_media
 from lensbench.runtime.batching import plan_batches
-from lensbench.runtime.progress import make_progress
+from lensbench.runtime.progress import NullProgress, make_progress
 from lensbench.runtime.store import BadRow, RunStore
 from lensbench.core.records import log_messages
 from lensbench.core.types import Request, StoredResponse, params_dump
@@ -86,12 +86,13 @@ class Engine:
         store: the run store (a reply is committed before its worker sends the next request).
         concurrency: requests in flight at most (>= 1).
         retry: the retry policy.
-        progress: show a rich progress bar (done / cached / errors / ETA).
+        progress: show a rich progress bar (done / cached / errors / ETA); or a display object
+            (:class:`~lensbench.runtime.progress.NullProgress` subclass) to report to.
     """
 
     def __init__(self, backends: dict[str, Backend], store: RunStore, *, concurrency: int = 8,
-                 retry: RetryPolicy | None = None, progress: bool = True, console: Console | None = None,
-                 seed: int = 0, abort_after: int = 32, offline: bool = False,
+                 retry: RetryPolicy | None = None, progress: "bool | NullProgress" = True,
+                 console: Console | None = None, seed: int = 0, abort_after: int = 32, offline: bool = False,
                  limiters: dict[str, asyncio.Semaphore] | None = None):
         if concurrency < 1:
             raise ConfigError(f"--concurrency must be >= 1, got {concurrency}")
@@ -99,8 +100,8 @@ class Engine:
         self.store = store
         self.concurrency = concurrency
         self.retry = retry or RetryPolicy()
-        self.progress = progress
-        self.console = console or Console(stderr=True)
+        self.progress = progress is True
+        self.console = console or Console(stderr=True, markup=False, highlight=False)
         self.stats = EngineStats()
         self._rng = random.Random(seed)
         self.abort_after = abort_after

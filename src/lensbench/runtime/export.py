@@ -18,8 +18,9 @@ __all__ = ["export_records"]
 def export_records(run_dir: str | Path, roles: tuple[str, ...] = ("model",)) -> Iterator[dict[str, Any]]:
     """One dict per stored reply of ``roles``, in arrival order.
 
-    Fields: ``request_id``, ``model``, ``role``, ``key``, ``messages`` and ``params`` (the request as
-    sent, when stored), then ``text``/``reasoning``/``finish_reason``/``usage`` for a reply or
+    Fields: ``request_id``, ``model`` (the model that wrote the reply: the evaluated model for
+    ``role == "model"``, the judge / answer parser for ``role == "judge"``), ``role``, ``key``,
+    ``messages`` and ``params`` (the request as sent, when stored), then ``text``/``reasoning``/``finish_reason``/``usage`` for a reply or
     ``error`` for a failed request (kept, so a replay reproduces the same incomplete run).
     Reads under the run lock, shared (a folder a run is writing is refused, naming its PID).
     Raises ConfigError when ``run_dir`` has no run store or is in use.
@@ -28,14 +29,15 @@ def export_records(run_dir: str | Path, roles: tuple[str, ...] = ("model",)) -> 
     if not (run_dir / RunStore.FILENAME).is_file():
         raise ConfigError(f"{run_dir}: no {RunStore.FILENAME} (not a lensbench run folder)")
     try:
-        model = (read_manifest(run_dir) or {}).get("model_name")
+        man = read_manifest(run_dir) or {}
     except ConfigError:
-        model = None
+        man = {}
+    names = {"model": man.get("model_name"), "judge": _judge_name(run_dir, man)}
     with RunLock(run_dir, shared=True), RunStore(run_dir) as store:
         for row in store.iter_rows():
             if row["role"] not in roles:
                 continue
-            rec: dict[str, Any] = {"request_id": row["request_id"], "model": model, "role": row["role"],
+            rec: dict[str, Any] = {"request_id": row["request_id"], "model": names.get(row["role"]), "role": row["role"],
                                    "key": row["key"]}
             if row["request"]:
                 req = json.loads(row["request"])
@@ -47,3 +49,16 @@ def export_records(run_dir: str | Path, roles: tuple[str, ...] = ("model",)) -> 
             else:
                 rec["error"] = row["error"]
             yield rec
+
+
+def _judge_name(run_dir: Path, manifest: dict[str, Any]) -> str | None:
+    """The judge's display name (``result.json``'s ``extra.judge``), else its spec without the backend prefix."""
+    try:
+        doc = json.loads((run_dir / "result.json").read_text(encoding="utf-8"))
+        name = (doc.get("extra") or {}).get("judge")
+        if isinstance(name, str) and name:
+            return name
+    except (OSError, ValueError, AttributeError):
+        pass
+    spec = manifest.get("judge_spec")
+    return spec.partition(":")[2] or spec if isinstance(spec, str) else None

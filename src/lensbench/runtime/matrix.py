@@ -41,7 +41,7 @@ from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.core.results import RunResult
 from lensbench.runtime.interrupt import run_async
 from lensbench.runtime.runner import arun_benchmark
-from lensbench.runtime.settings import RunSettings
+from lensbench.runtime.settings import DEFAULT_KEY_ENV, RunSettings
 
 __all__ = ["MatrixConfig", "Cell", "load_config", "expand_cells", "run_matrix"]
 
@@ -54,21 +54,27 @@ class ModelEntry(BaseModel):
     ``concurrency`` (requests in flight on its endpoints, shared by all its cells), other run flags."""
 
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(pattern=_SAFE_NAME)
-    spec: str
-    base_url: list[str] = Field(default_factory=list)
-    api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = Field(default=16, ge=1)
-    settings: dict[str, Any] = Field(default_factory=dict)
+    name: str = Field(pattern=_SAFE_NAME, description="folder and report name of the model (letters, digits, ._+-)")
+    spec: str = Field(description="backend spec, as --model: openai:MODEL, hf:PATH, vllm:MODEL, replay:FILE ...")
+    base_url: list[str] = Field(default_factory=list, description="the model's OpenAI-compatible endpoint(s)")
+    api_key_env: str = Field(default=DEFAULT_KEY_ENV, description="NAME of the environment variable holding the "
+                             "key (a key itself is refused)")
+    concurrency: int = Field(default=16, ge=1, description="requests in flight on this model's endpoints, shared "
+                             "by all its cells")
+    model_args: dict[str, Any] = Field(default_factory=dict, description="backend arguments, as -M KEY=VALUE "
+                                       "(e.g. { dtype = \"bfloat16\" } for hf:); see docs/model-args.md")
+    settings: dict[str, Any] = Field(default_factory=dict, description="run flags for every cell of this model")
 
 
 class Variant(BaseModel):
     """One setting of a benchmark: ``label`` (folder suffix, report tag) and its ``options`` / run flags."""
 
     model_config = ConfigDict(extra="forbid")
-    label: str = Field(pattern=r"^[A-Za-z0-9._+=-]{1,128}$")
-    options: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)
+    label: str = Field(pattern=r"^[A-Za-z0-9._+=-]{1,128}$", description="folder suffix <benchmark>--<label> and "
+                       "report tag")
+    options: dict[str, Any] = Field(default_factory=dict, description="benchmark options of this variant (over the "
+                                    "benchmark's options)")
+    settings: dict[str, Any] = Field(default_factory=dict, description="run flags of this variant (e.g. temperature)")
 
 
 class BenchmarkEntry(BaseModel):
@@ -76,11 +82,15 @@ class BenchmarkEntry(BaseModel):
     (``judge_model``, ``limit`` ...) in ``settings`` or as keys, and ``variant`` list (default: one cell)."""
 
     model_config = ConfigDict(extra="allow")  # run flags as keys: checked by _unknown_keys against RunSettings
-    name: str
-    data_dir: Path | None = None
-    options: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)
-    variant: list[Variant] = Field(default_factory=list)
+    name: str = Field(description="benchmark, as in 'lensbench run NAME'")
+    data_dir: Path | None = Field(default=None, description="its data folder, relative to the config file (default: "
+                                  "the data home's, 'lensbench data where NAME')")
+    options: dict[str, Any] = Field(default_factory=dict, description="benchmark options (the benchmark's own flags "
+                                    "of 'lensbench run NAME', underscores for dashes)")
+    settings: dict[str, Any] = Field(default_factory=dict, description="run flags for this benchmark's cells (also "
+                                     "allowed directly as keys: judge_model, judge_base_url, limit ...)")
+    variant: list[Variant] = Field(default_factory=list, description="settings to run side by side, one cell each "
+                                   "(default: one cell)")
 
     @model_validator(mode="after")
     def _known(self):
@@ -97,10 +107,12 @@ class MatrixConfig(BaseModel):
     """The whole config: ``out`` (run root), ``model`` list, ``benchmark`` list, ``settings`` for every cell."""
 
     model_config = ConfigDict(extra="forbid")
-    out: Path
-    model: list[ModelEntry] = Field(min_length=1)
-    benchmark: list[BenchmarkEntry] = Field(min_length=1)
-    settings: dict[str, Any] = Field(default_factory=dict)
+    out: Path = Field(description="the run root, relative to the config file; cells go to out/<model>/<benchmark>"
+                      "[--<variant>]")
+    model: list[ModelEntry] = Field(min_length=1, description="the models ([[model]] tables)")
+    benchmark: list[BenchmarkEntry] = Field(min_length=1, description="the benchmarks ([[benchmark]] tables)")
+    settings: dict[str, Any] = Field(default_factory=dict, description="run flags for every cell (e.g. limit, "
+                                     "log_to)")
 
 
 class Cell(BaseModel):
@@ -112,6 +124,10 @@ class Cell(BaseModel):
     out: Path
     options: dict[str, Any]
     settings: RunSettings
+
+
+#: run flags that configure a judge: refused on a benchmark table without a judge round, dropped from shared tables
+JUDGE_KEYS = ("judge_model", "judge_base_url")
 
 
 def _unknown_keys(doc: dict[str, Any]) -> list[str]:
@@ -219,7 +235,13 @@ def expand_cells(cfg: MatrixConfig, source: str | Path | None = None) -> list[Ce
             for v in b.variant or [None]:
                 where = f"model {m.name} x benchmark {b.name}" + (f" x variant {v.label}" if v else "")
                 options = {**b.options, **(v.options if v else {})}
-                raw = {**cfg.settings, **m.settings, **b.settings, **flat, **(v.settings if v else {})}
+                own = {**b.settings, **flat, **(v.settings if v else {})}  # this benchmark's own keys
+                shared = {**cfg.settings, **m.settings}
+                if cls(cls.Options(**{k: x for k, x in {**b.options, **(v.options if v else {})}.items()
+                                      if k in cls.Options.model_fields})).judge_use() is None:
+                    # a judge set for every cell (top level / model) does not apply where the protocol has none
+                    shared = {k: x for k, x in shared.items() if k not in JUDGE_KEYS}
+                raw = {**shared, **own}
                 folder = cfg.out / m.name / (b.name + (f"--{v.label}" if v else ""))
                 norm = os.path.normpath(folder)
                 if os.path.dirname(os.path.dirname(norm)) != root:
@@ -235,44 +257,89 @@ def expand_cells(cfg: MatrixConfig, source: str | Path | None = None) -> list[Ce
                 try:
                     cls.Options(**options)
                     fixed = {"model": m.spec, "base_url": m.base_url, "api_key_env": m.api_key_env, "out": folder,
-                             "data_dir": b.data_dir, "progress": False}
+                             "data_dir": b.data_dir, "progress": False, "model_arg": m.model_args}
                     clash = sorted(set(raw) & set(fixed))
                     if clash:
                         raise ConfigError(f"{pre}{where}: {', '.join(clash)} is set by the matrix (model entry / run "
                                           "root), not in settings")
                     s = RunSettings(**{"concurrency": m.concurrency, "model_name": m.name,
                                        **({"tag": v.label} if v else {}), **raw, **fixed})
+                    cls(cls.Options(**options)).check_judge_flags([k for k in JUDGE_KEYS if own.get(k)])
                 except ValidationError as exc:
                     e = exc.errors()[0]
                     raise ConfigError(f"{pre}{where}: {'.'.join(map(str, e['loc']))}: {e['msg']}") from None
+                except ConfigError as exc:
+                    if str(exc).startswith(pre + where):
+                        raise
+                    raise ConfigError(f"{pre}{where}: {exc}") from None
                 cells.append(Cell(model=m.name, benchmark=b.name, variant=v.label if v else None, out=folder,
                                   options=options, settings=s))
     return cells
 
 
-async def _run_cells(cells: list[Cell], budgets: dict[str, int], console) -> list[tuple[Cell, RunResult | str]]:
+def cell_name(c: Cell) -> str:
+    """``model/benchmark[--variant]``: the cell's folder under the run root (progress lines, messages)."""
+    return f"{c.model}/{c.out.name}"
+
+
+async def _run_cells(cells: list[Cell], budgets: dict[str, int], console, progress: bool,
+                     every_s: float) -> list[tuple[Cell, RunResult | str]]:
+    from lensbench.runtime.matrix_progress import MatrixProgress
+
     limiters = {name: asyncio.Semaphore(n) for name, n in budgets.items()}
+    shown = MatrixProgress([cell_name(c) for c in cells], console, every_s=every_s,
+                           enabled=progress and console is not None) if console is not None else None
 
     async def one(c: Cell):
         cls = get_benchmark(c.benchmark)
+        name = cell_name(c)
         try:
             res = await arun_benchmark(cls(cls.Options(**c.options)), c.settings, console=console,
-                                       limiters={"model": limiters[c.model]})
+                                       limiters={"model": limiters[c.model]},
+                                       display=shown.cell(name) if shown is not None else None)
         except LensbenchError as exc:
+            if shown is not None:
+                shown.finish_cell(name, "failed")
             return c, str(exc)
-        if console is not None:
-            state = "complete" if res.complete else f"incomplete ({res.counts.get('n_error', 0)} errors)"
-            console.print(f"{c.out}: {state}", highlight=False, markup=False)
+        if shown is not None:
+            n_err = res.counts.get("n_error", 0)
+            shown.finish_cell(name, f"incomplete ({n_err} errors)" if n_err else
+                              f"partial ({res.extra['partial']})" if res.extra.get("partial") else "complete")
         return c, res
 
-    return list(await asyncio.gather(*(one(c) for c in cells)))
+    if shown is None:
+        return list(await asyncio.gather(*(one(c) for c in cells)))
+    with shown:
+        return list(await asyncio.gather(*(one(c) for c in cells)))
 
 
-def run_matrix(cfg: MatrixConfig, console=None) -> list[tuple[Cell, RunResult | str]]:
+def run_matrix(cfg: MatrixConfig, console=None, *, progress: bool = True,
+               every_s: float = 30.0) -> list[tuple[Cell, RunResult | str]]:
     """Run every cell concurrently in one event loop, each model's cells sharing its concurrency budget.
 
-    A failing cell (bad data, endpoint down ...) does not stop the others: its entry is the error
-    message. Returns ``[(cell, RunResult | error message)]`` in cell order.
+    ``console``: where progress goes (None: nothing shown): each running cell and the whole matrix
+    (:mod:`lensbench.runtime.matrix_progress`; bars on a terminal, a plain block every ``every_s``
+    seconds elsewhere). A failing cell (bad data, endpoint down ...) does not stop the others: its
+    entry is the error message. Returns ``[(cell, RunResult | error message)]`` in cell order.
     """
     cells = expand_cells(cfg)
-    return run_async(_run_cells(cells, {m.name: m.concurrency for m in cfg.model}, console))
+    check_matrix_requirements(cells, console)
+    return run_async(_run_cells(cells, {m.name: m.concurrency for m in cfg.model}, console, progress, every_s))
+
+
+def check_matrix_requirements(cells: list[Cell], console=None) -> None:
+    """Every optional library any cell will need, checked before the first cell starts (one
+    MissingExtraError naming them all with one install line; optional ones are warnings on ``console``)."""
+    from lensbench.core.datahome import resolve_data_dir
+    from lensbench.runtime.preflight import check_run_requirements, run_requirements
+
+    reqs = []
+    for c in cells:
+        cls = get_benchmark(c.benchmark)
+        try:
+            data_dir = resolve_data_dir(c.benchmark, c.settings.data_dir)
+        except ConfigError:  # that cell fails on its own, naming the folder
+            data_dir = None
+        reqs += run_requirements(cls(cls.Options(**c.options)), c.settings, data_dir)
+    warn = (lambda msg: console.print(msg, highlight=False, markup=False)) if console is not None else None
+    check_run_requirements(reqs, warn)

@@ -1,7 +1,9 @@
 """Progress of the engine: a rich bar on a terminal, plain lines every N seconds elsewhere (SLURM, nohup).
 
 Both show done/total, rate, errors and ETA; :meth:`Progress.note` shows a passing status such as
-``waiting 30 s (Retry-After from http://host/v1)``.
+``waiting 30 s (Retry-After from http://host/v1)``. Before the first reply of a phase there is
+no rate, so the ETA reads ``ETA unknown`` (never ``nan``). Many runs in one process (``lensbench
+eval``) share one display: :mod:`lensbench.runtime.matrix_progress`.
 """
 
 from __future__ import annotations
@@ -10,7 +12,17 @@ import time
 
 from rich.console import Console
 
-__all__ = ["make_progress", "NullProgress", "PlainProgress", "BarProgress"]
+__all__ = ["make_progress", "NullProgress", "PlainProgress", "BarProgress", "eta_text"]
+
+
+def eta_text(remaining: int, rate: float) -> str:
+    """``"ETA 42 s"`` (``remaining`` requests at ``rate`` req/s), ``"ETA 0 s"`` when nothing is left,
+    ``"ETA unknown"`` while no request has finished (rate 0): never ``nan`` or ``inf``."""
+    if remaining <= 0:
+        return "ETA 0 s"
+    if rate <= 0:
+        return "ETA unknown"
+    return f"ETA {remaining / rate:.0f} s"
 
 
 class NullProgress:
@@ -43,9 +55,8 @@ class PlainProgress(NullProgress):
         dt = max(time.monotonic() - self.t0, 1e-9)
         sent = self.done - self.cached
         rate = sent / dt
-        eta = (self.total - self.done) / rate if rate > 0 else float("nan")
         return (f"{self.label}: {self.done}/{self.total} ({self.cached} cached), {rate:.1f} req/s, "
-                f"{self.errors} errors, ETA {eta:.0f} s")
+                f"{self.errors} errors, {eta_text(self.total - self.done, rate)}")
 
     def advance(self, errors: int) -> None:
         self.done += 1
@@ -89,8 +100,11 @@ class BarProgress(NullProgress):
         self._p.stop()
 
 
-def make_progress(enabled: bool, console: Console, every_s: float = 30.0) -> NullProgress:
-    """A bar when ``console`` is a terminal, plain lines otherwise, nothing when not ``enabled``."""
+def make_progress(enabled: "bool | NullProgress", console: Console, every_s: float = 30.0) -> NullProgress:
+    """A bar when ``console`` is a terminal, plain lines otherwise, nothing when not ``enabled``; a
+    display object given as ``enabled`` (e.g. one cell of a matrix display) is used as it is."""
+    if isinstance(enabled, NullProgress):
+        return enabled
     if not enabled:
         return NullProgress()
     return BarProgress(console) if console.is_terminal else PlainProgress(console, every_s)

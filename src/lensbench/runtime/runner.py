@@ -22,7 +22,8 @@ from typing import Any
 from lensbench.core.version import __version__
 from lensbench.backends.base import Backend, BackendConfig
 from lensbench.benchmarks.base import Benchmark, RunContext
-from lensbench.core.datahome import resolve_data_dir
+from lensbench.backends.providers import apply_model_args
+from lensbench.core.datahome import is_demo, resolve_data_dir
 from lensbench.core.errors import NOT_SENT, ConfigError
 from lensbench.core.records import SampleRecord, count_empty_replies
 from lensbench.core.results import RunResult
@@ -31,6 +32,8 @@ from lensbench.runtime.settings import RunSettings
 from lensbench.core.urls import redact_url
 from lensbench.runtime.checks import check_earlier_run, check_out_dir, recover_manifest
 from lensbench.core.writes import WriteFailed
+from lensbench.runtime.preflight import (check_key_env, check_run_requirements, check_same_settings, judge_flags,
+                                         run_requirements)
 from lensbench.runtime.folder import MANIFEST, RESULT, load_result, write_json, write_samples
 from lensbench.runtime.interrupt import run_async
 from lensbench.runtime.lock import RunLock
@@ -48,14 +51,18 @@ def _fingerprint(samples: list[Any]) -> str:
     return h.hexdigest()[:16]
 
 
-def build_backends(bench: Benchmark, s: RunSettings) -> dict[str, Backend]:
-    """The ``model`` (and, if given, ``judge``) backends for a run. Raises ConfigError."""
+def build_backends(bench: Benchmark, s: RunSettings, warn=None) -> dict[str, Backend]:
+    """The ``model`` (and, if given, ``judge``) backends for a run (``--model-arg`` items applied to the
+    model spec). Raises ConfigError, also for a named API-key variable that is unset
+    (:func:`~lensbench.runtime.preflight.check_key_env`; ``warn`` gets the warning for a local endpoint)."""
     cfg = BackendConfig(timeout_s=s.timeout_s, image_format=s.image_format, image_max_side=s.image_max_side,
                         replay_model=s.replay_model, seed=s.seed, answer_space=bench.answer_space)
-    backends = {"model": build_backend(EndpointSettings(spec=s.model, base_urls=s.base_url,
-                                                        api_key_env=s.api_key_env), cfg)}
+    check_key_env(s.model, s.base_url, s.api_key_env, "--api-key-env", warn)
+    backends = {"model": build_backend(EndpointSettings(spec=apply_model_args(s.model, s.model_arg),
+                                                        base_urls=s.base_url, api_key_env=s.api_key_env), cfg)}
     judge = s.judge_model or bench.judge_spec()
     if judge:
+        check_key_env(judge, s.judge_base_url, s.judge_api_key_env, "--judge-api-key-env", warn)
         backends["judge"] = build_backend(EndpointSettings(spec=judge, base_urls=s.judge_base_url,
                                                            api_key_env=s.judge_api_key_env),
                                           cfg.model_copy(update={"replay_model": None}))
@@ -74,14 +81,15 @@ def run_benchmark(bench: Benchmark, settings: RunSettings, *, console=None, offl
 
 async def arun_benchmark(bench: Benchmark, settings: RunSettings, *, console=None, offline: bool = False,
                          backends: dict[str, Backend] | None = None,
-                         limiters: dict[str, asyncio.Semaphore] | None = None) -> RunResult:
+                         limiters: dict[str, asyncio.Semaphore] | None = None, display=None) -> RunResult:
     """Run ``bench`` as configured and write the run folder; returns the :class:`RunResult`.
 
     Resuming: an existing run folder of the same benchmark and model is continued (only
     requests without a stored reply are sent). ``offline``: send nothing (rebuild the files from
     the store; missing replies are errors); ``limiters`` (role -> semaphore) share an endpoint's
-    concurrency budget between runs in one event loop (``lensbench eval``). One process owns the
-    folder at a time (a lock).
+    concurrency budget between runs in one event loop (``lensbench eval``); ``display`` (a
+    :class:`~lensbench.runtime.progress.NullProgress` subclass) replaces the run's own progress
+    display (``lensbench eval`` shows all cells in one). One process owns the folder at a time (a lock).
     Raises ConfigError for a bad --out, a folder holding another benchmark or model, or a
     lock held by another process; DataError for bad data — all before the first request, and
     nothing stored is ever lost.
@@ -89,10 +97,15 @@ async def arun_benchmark(bench: Benchmark, settings: RunSettings, *, console=Non
     s = settings
     out = Path(s.out)
     check_out_dir(out)
+    bench.check_judge_flags(judge_flags(s))
     data_dir = resolve_data_dir(bench.name, s.data_dir)
     if not data_dir.exists():
         raise ConfigError(f"--data-dir {data_dir} does not exist")
-    backends = backends or build_backends(bench, s)
+    say = _warner(console)
+    check_run_requirements(run_requirements(bench, s, data_dir), say)
+    if is_demo(data_dir):
+        say(f"{data_dir}: generated demo data, NOT {bench.title}: its scores mean nothing")
+    backends = backends or build_backends(bench, s, say)
     out.mkdir(parents=True, exist_ok=True)
     with RunLock(out):
         old = recover_manifest(out, console)
@@ -102,6 +115,7 @@ async def arun_benchmark(bench: Benchmark, settings: RunSettings, *, console=Non
             if old.get("model_fingerprint") != backends["model"].fingerprint:
                 raise ConfigError(f"{out} holds a run of model {old.get('model_spec')!r} "
                                   f"({old.get('model_fingerprint')}); use another --out for {s.model!r}")
+            check_same_settings(out, old, s)
             if (old.get("settings") or {}).get("shard") != s.shard:
                 raise ConfigError(f"{out} holds shard {(old.get('settings') or {}).get('shard')} of a run, not "
                                   f"{s.shard}; use one --out per shard")
@@ -115,13 +129,14 @@ async def arun_benchmark(bench: Benchmark, settings: RunSettings, *, console=Non
         if s.shard:
             samples, shard = select_shard(samples, s.shard, _fingerprint)
         return await _run_locked(bench, s, out, data_dir, samples, n_loaded, backends, console, offline,
-                                 limiters, shard)
+                                 limiters, shard, display)
 
 
 async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples, n_loaded: int, backends, console,
-                      offline: bool, limiters, shard: dict | None = None) -> RunResult:
+                      offline: bool, limiters, shard: dict | None = None, display=None) -> RunResult:
     model_name = s.model_name or backends["model"].display_name or s.model
-    session = Session(out, backends, concurrency=s.concurrency, progress=s.progress, console=console, seed=s.seed,
+    session = Session(out, backends, concurrency=s.concurrency, progress=display if display is not None else s.progress,
+                      console=console, seed=s.seed,
                       retry=RetryPolicy(max_retries=s.max_retries, max_retry_after_s=s.max_retry_after),
                       offline=offline, limiters=limiters)
     engine, store = session.engine, session.store
@@ -136,6 +151,8 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
         "limit": s.limit, "options": bench.options.model_dump(mode="json"), "settings": s.recorded(),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+    if is_demo(data_dir):
+        manifest["demo_data"] = True
     if shard is not None:
         manifest["shard"] = shard
     _save_manifest(out, store, manifest)
@@ -184,6 +201,8 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
         extra["judge"] = backends["judge"].display_name or judge
     if s.tag:
         extra["tag"] = s.tag
+    if manifest.get("demo_data"):
+        extra["demo_data"] = "generated demo data, not the benchmark"
     partial = s.limit is not None and len(samples) < n_loaded
     if partial:
         extra["partial"] = f"first {len(samples)} of {n_loaded} samples (--limit)"
@@ -199,7 +218,35 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
     manifest["counts"] = counts
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     _save_manifest(out, None, manifest)
+    if s.log_to and not offline:
+        _track(out, s, console)
     return result
+
+
+def _track(out: Path, s: RunSettings, console) -> None:
+    """``--log-to``: log the finished folder to each tracker; a tracker failure is a warning (the run is kept)."""
+    from lensbench.runtime.tracking import log_run
+
+    for tracker in s.log_to:
+        try:
+            where = log_run(out, tracker, project=s.log_project)
+        except Exception as exc:  # noqa: BLE001 - a tracker must never lose a finished run
+            _warner(console)(f"--log-to {tracker}: logging failed ({type(exc).__name__}: {exc}); the run folder is "
+                             f"complete: log it again with 'lensbench log {out} --to {tracker}'")
+            continue
+        if console is not None:
+            console.print(f"logged to {where}", highlight=False, markup=False)
+
+
+def _warner(console):
+    """One-line warnings: on ``console`` (yellow, literal), else as Python warnings (the API)."""
+    if console is not None:
+        from rich.text import Text
+
+        return lambda msg: console.print(Text(msg, style="yellow"), soft_wrap=True)
+    import warnings
+
+    return lambda msg: warnings.warn(msg, UserWarning, stacklevel=3)
 
 
 def _save_manifest(out: Path, store, manifest: dict[str, Any]) -> None:

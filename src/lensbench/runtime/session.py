@@ -52,13 +52,14 @@ class Session:
         store_dir: folder of ``responses.sqlite`` (created).
         backends: ``{"model": ..., "judge": ...}``.
         concurrency: requests in flight at most (>= 1); retry: the retry policy;
-        progress: show the progress display; console: where it goes; seed: the engine's jitter seed;
+        progress: show the progress display (or a display object to report to); console: where it goes;
+        seed: the engine's jitter seed;
         offline: send nothing (requests without a stored reply come back as errors);
         limiters: role -> asyncio.Semaphore shared with other sessions on the same endpoint.
     """
 
     def __init__(self, store_dir: str | Path, backends: dict[str, Backend], *, concurrency: int = 8,
-                 retry: RetryPolicy | None = None, progress: bool = True, console: Console | None = None,
+                 retry: RetryPolicy | None = None, progress=True, console: Console | None = None,
                  seed: int = 0, offline: bool = False, limiters=None):
         self.store = RunStore(store_dir)
         self.backends = backends

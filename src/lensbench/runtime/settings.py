@@ -12,7 +12,12 @@ from lensbench.core.configcheck import SECRET_HINT, find_secrets
 from lensbench.core.errors import ConfigError
 from lensbench.core.urls import redact_url
 
-__all__ = ["RunSettings"]
+__all__ = ["RunSettings", "DEFAULT_KEY_ENV", "TRACKERS"]
+
+#: the API-key variable used when none is named
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+#: experiment trackers ``--log-to`` accepts
+TRACKERS = ("wandb", "mlflow")
 
 
 class RunSettings(BaseModel):
@@ -23,16 +28,21 @@ class RunSettings(BaseModel):
     """
 
     model: str = Field(description="model backend spec: openai:MODEL, replay:PATH, random, constant:ANSWER, ...")
+    model_arg: list[str] = Field(default_factory=list, description="backend argument KEY=VALUE, e.g. dtype=bfloat16 "
+                                 "for hf: ('lensbench list' names each backend's keys)",
+                                 json_schema_extra={"short": "-M"})
     out: Path = Field(description="run folder (created; an existing one is resumed)")
     data_dir: Path | None = Field(default=None, description="the benchmark's data folder (official release layout; "
                                                            "default: the data home's, see 'lensbench data where BENCH')")
     model_name: str | None = Field(default=None, description="display name in reports (default: from the backend)")
     base_url: list[str] = Field(default_factory=list, description="OpenAI-compatible endpoint(s); repeat to spread requests")
-    api_key_env: str = Field(default="OPENAI_API_KEY", description="environment variable holding the API key")
+    api_key_env: str = Field(default=DEFAULT_KEY_ENV, description="environment variable holding the API key (a "
+                             "variable named here that is unset stops a run to an endpoint off this machine)")
     replay_model: str | None = Field(default=None, description="model to take from a multi-model replay file")
     judge_model: str | None = Field(default=None, description="judge / answer-parser backend spec")
-    judge_base_url: list[str] = Field(default_factory=list, description="judge endpoint(s)")
-    judge_api_key_env: str = Field(default="OPENAI_API_KEY", description="environment variable with the judge's key")
+    judge_base_url: list[str] = Field(default_factory=list, description="judge endpoint(s) (default: api.openai.com, "
+                                      "as for a model without --base-url)")
+    judge_api_key_env: str = Field(default=DEFAULT_KEY_ENV, description="environment variable with the judge's key")
     concurrency: int = Field(default=8, ge=1, description="requests in flight at most")
     limit: int | None = Field(default=None, ge=1, description="evaluate only the first N samples")
     seed: int = Field(default=0, description="run seed (baselines, shuffles, sampling)")
@@ -55,6 +65,10 @@ class RunSettings(BaseModel):
                                                         "folders with 'lensbench merge'")
     tag: str | None = Field(default=None, description="a label for this run in report rows and leaderboard columns "
                                                       "(lensbench eval sets it to the variant)")
+    log_to: list[str] = Field(default_factory=list, description="also log the run to an experiment tracker: wandb "
+                              "or mlflow (settings, metrics with 95% CIs, the per-sample table)")
+    log_project: str | None = Field(default=None, description="W&B project / MLflow experiment for --log-to "
+                                    "(default: lensbench)")
     yes: bool = Field(default=False, description="re-send every request when the folder shows an earlier run whose "
                                                  "store is missing or empty")
 
@@ -69,6 +83,33 @@ class RunSettings(BaseModel):
             if secrets:
                 raise ValueError(f"{', '.join(secrets)}: {SECRET_HINT}")
         return v
+
+    @field_validator("model_arg", mode="before")
+    @classmethod
+    def _model_args(cls, v: Any) -> Any:
+        """A table / dict (config) becomes ``KEY=VALUE`` items; every item must hold ``=``."""
+        if isinstance(v, dict):
+            v = [f"{k}={str(x).lower() if isinstance(x, bool) else x}" for k, x in v.items()]
+        if isinstance(v, str):
+            v = [v]
+        for item in v or []:
+            if not isinstance(item, str) or "=" not in item or not item.split("=", 1)[0].strip():
+                raise ValueError(f"{item!r}: give KEY=VALUE")
+        return v
+
+    @field_validator("log_to", mode="before")
+    @classmethod
+    def _trackers(cls, v: Any) -> Any:
+        items = [v] if isinstance(v, str) else list(v or [])
+        out: list[str] = []
+        for item in items:
+            for t in str(item).split(","):
+                t = t.strip().lower()
+                if t and t not in TRACKERS:
+                    raise ValueError(f"unknown tracker {t!r}; use {' or '.join(TRACKERS)}")
+                if t and t not in out:
+                    out.append(t)
+        return out
 
     @field_validator("shard")
     @classmethod

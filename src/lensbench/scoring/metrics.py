@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-__all__ = ["mean", "correlation", "binomial_threshold"]
+__all__ = ["mean", "correlation", "pearson", "binomial_threshold"]
 
 
 def mean(values: Iterable[float | None]) -> float | None:
@@ -29,11 +29,12 @@ def correlation(x: Sequence[float], y: Sequence[float]) -> dict[str, float | Non
     n = len(x)
     if n < 3 or len(set(x)) < 2 or len(set(y)) < 2:
         return {"PLCC": None, "SRCC": None, "n": n}
-    return {"PLCC": _pearson(x, y), "SRCC": _pearson(_ranks(x), _ranks(y)), "n": n}
+    return {"PLCC": pearson(x, y), "SRCC": pearson(_ranks(x), _ranks(y)), "n": n}
 
 
-def _pearson(x: Sequence[float], y: Sequence[float]) -> float:
-    """Pearson r of two non-constant sequences of equal length, clipped to [-1, 1]."""
+def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+    """Pearson r of two non-constant sequences of equal length (n >= 2), clipped to [-1, 1]
+    (``scipy.stats.pearsonr(x, y)[0]`` to ~1e-12)."""
     mx, my = math.fsum(x) / len(x), math.fsum(y) / len(y)
     dx, dy = [v - mx for v in x], [v - my for v in y]
     r = math.fsum(a * b for a, b in zip(dx, dy)) / math.sqrt(math.fsum(a * a for a in dx) * math.fsum(b * b for b in dy))

@@ -62,6 +62,10 @@ class GOBench(Benchmark):
     name = "gobench"
     title = "GOBench"
     answer_space = None
+    description = "geometric optics: the MLLM as critic of generated images, against human ratings"
+    n_samples = 999
+    sample_unit = "images"
+    headline = "SPS; PLCC / SRCC (Tables 1-3)"
 
     class Options(BaseModel):
         """GOBench options."""

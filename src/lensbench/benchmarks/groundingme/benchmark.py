@@ -27,6 +27,7 @@ from lensbench.benchmarks.groundingme.prompts import DEFAULT_MAX_TOKENS, build_p
 from lensbench.benchmarks.groundingme.report import render_tables
 from lensbench.benchmarks.groundingme.score import record_scores, score_prediction
 from lensbench.core.errors import ConfigError
+from lensbench.core.extras import Requirement
 from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse
@@ -40,6 +41,33 @@ class GroundingME(Benchmark):
 
     name = "groundingme"
     title = "GroundingME"
+    description = "visual grounding with rejection (boxes or 'no such object'); best-of-N with a judge"
+    n_samples = 1005
+    sample_unit = "samples"
+    headline = "Acc@0.5, mAcc (Tables 3, 4, 8)"
+
+    def judge_use(self) -> str | None:
+        """A judge only picks among best-of-N samples (``--bon-judge``)."""
+        return f"best-of-{self.options.best_of} selection ({self.options.bon_judge})" if self.options.bon_judge else None
+
+    def no_judge_reason(self) -> str:
+        return "a judge only picks among best-of-N samples: give --best-of N and --bon-judge MODE to use one"
+
+    def requirements(self, data_dir: Path | None = None) -> list[Requirement]:
+        """pyarrow when the data (folder) holds parquet or Arrow files (read before a VLMEvalKit TSV)."""
+        d = Path(data_dir) if data_dir is not None else None
+        if d is None:
+            return []
+        arrow = d.suffix.lower() in (".parquet", ".arrow") if d.is_file() else d.is_dir() and any(
+            next(d.rglob(f"*.{ext}"), None) is not None for ext in ("parquet", "arrow"))
+        return [Requirement("pyarrow", "data", "reading GroundingME parquet / Arrow files")] if arrow else []
+
+    @classmethod
+    def write_demo(cls, root: Path) -> Path:
+        """A generated VLMEvalKit-style ``groundingme.tsv`` (:func:`lensbench.benchmarks.groundingme.demo.write_demo`)."""
+        from lensbench.benchmarks.groundingme.demo import write_demo
+
+        return write_demo(root)
 
     class Options(BaseModel):
         """GroundingME options (``lensbench run groundingme --help``)."""

@@ -15,8 +15,7 @@ from typing import Any
 
 from lensbench.benchmarks.ifbench.data import COLUMNS
 from lensbench.core.resources import read_json
-from lensbench.scoring.metrics import mean
-from lensbench.core.extras import require
+from lensbench.scoring.metrics import mean, pearson
 
 __all__ = ["parse_model_name", "scale_correlation", "thinking_deltas", "paper_table", "norm_name"]
 
@@ -54,10 +53,9 @@ def scale_correlation(rows: Sequence[dict[str, Any]], columns: Sequence[str] = C
     checked in the tests): non-thinking variants only, families with at least ``min_models`` (3)
     models, Pearson r on the TOTAL parameter count (MoE too), plain mean of r over families.
     A constant column within a family gives no r for it. Returns ``{"Corr": {col: mean r or
-    None}, "families": {family: {"models": [...], "r": {col: r}}}}`` (scipy.stats.pearsonr).
+    None}, "families": {family: {"models": [...], "r": {col: r}}}}`` (r as ``scipy.stats.pearsonr``
+    gives it, computed by :func:`lensbench.scoring.metrics.pearson`: no scipy needed).
     """
-    pearsonr = require("scipy.stats", "stats", "the IF-Bench scale correlation (Tab. 3)").pearsonr
-
     fams: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         if r.get("family") and r.get("params_b") and not r.get("thinking"):
@@ -74,7 +72,7 @@ def scale_correlation(rows: Sequence[dict[str, Any]], columns: Sequence[str] = C
             if len(pts) < 2 or len(set(xs)) < 2 or len(set(ys)) < 2:
                 rr[c] = None
                 continue
-            rr[c] = float(pearsonr(xs, ys)[0])
+            rr[c] = float(pearson(xs, ys))
             per_col[c].append(rr[c])
         detail[fam] = {"models": [r["model"] for r in rs], "r": rr}
     return {"Corr": {c: (sum(per_col[c]) / len(per_col[c]) if per_col[c] else None) for c in columns},

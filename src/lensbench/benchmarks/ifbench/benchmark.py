@@ -50,6 +50,21 @@ class IFBench(Benchmark):
     name = "if-bench"
     title = "IF-Bench"
     answer_space = list(LETTERS)
+    description = "infrared-image multiple choice, circular evaluation in English and Chinese, hybrid judgment"
+    n_samples = 680
+    sample_unit = "questions"
+    headline = "Avg, Strict (Tab. 2, 7)"
+
+    def judge_use(self) -> str | None:
+        """The Fig. 11 answer parser reads every reply that is not a single letter (both answer-parsing rules)."""
+        return "the answer parser (Fig. 11) reads replies that are not a single letter"
+
+    @classmethod
+    def write_demo(cls, root: Path) -> Path:
+        """A generated ``if_bench.json`` with images (:func:`lensbench.benchmarks.ifbench.demo.write_demo`)."""
+        from lensbench.benchmarks.ifbench.demo import write_demo
+
+        return write_demo(root)
 
     class Options(BaseModel):
         """IF-Bench options (protocol of paper Sec. 3.3; GenViP inputs of Sec. 4.1 / Tab. 6)."""

@@ -160,14 +160,14 @@ def _image_dir(root: Path, jpath: Path, items, image_dir: str | None) -> Path:
     if image_dir:
         d = Path(image_dir)
         if not d.is_dir():
-            raise DataError(d, "--image-dir is not a folder")
+            raise DataError(d, "--images-dir is not a folder")
         return d
     cands = [root / "infrared_imgs", root / "images", root]
     for c in cands:  # the first folder holding any question's image (the first question's may be missing)
         if c.is_dir() and any(find_image(c, n) is not None for n in names):
             return c
     raise DataError(jpath, f"image {first!r} not found in any of: {', '.join(str(c) for c in cands)} "
-                           "(download the images from HF casiatao/IF-Bench, give --image-dir, or use --blind)",
+                           "(download the images with 'lensbench data download if-bench', give --images-dir, or use --blind)",
                     field="dst_thermal_path")
 
 

@@ -39,6 +39,7 @@ from lensbench.benchmarks.ivbench.prompts import PATTERNS, TEXT_STYLES, build_te
 from lensbench.benchmarks.ivbench.report import render_tables
 from lensbench.benchmarks.ivbench.sweep import config_label, sweep_configs
 from lensbench.core.errors import ConfigError
+from lensbench.core.extras import Requirement
 from lensbench.core.records import SampleRecord, outcome_of
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse
 
@@ -56,6 +57,24 @@ class IVBench(Benchmark):
 
     name = "iv-bench"
     title = "IV-Bench"
+    description = "image-grounded video multiple choice (13 tasks), seek-based frame sampling"
+    n_samples = 1686
+    sample_unit = "queries"
+    headline = "P-Avg / R-Avg / Overall (Table 2)"
+
+    def requirements(self, data_dir: Path | None = None) -> list[Requirement]:
+        """PyAV decodes the frames; a sweep (several frame counts or resolutions) also draws a plot (matplotlib)."""
+        reqs = [Requirement("av", "video", "IV-Bench frame sampling")]
+        if len(self.configs) > 1:
+            reqs.append(Requirement("matplotlib", "plots", "the IV-Bench sweep plot", optional=True))
+        return reqs
+
+    @classmethod
+    def write_demo(cls, root: Path) -> Path:
+        """Generated queries, images and videos (:func:`lensbench.benchmarks.ivbench.demo.write_demo`)."""
+        from lensbench.benchmarks.ivbench.demo import write_demo
+
+        return write_demo(root)
 
     class Options(BaseModel):
         """IV-Bench options."""

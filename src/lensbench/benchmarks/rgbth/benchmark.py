@@ -72,6 +72,17 @@ class RGBThBench(Benchmark):
     name = "rgb-th-bench"
     title = "RGB-Th-Bench"
     answer_space = ["Yes", "No"]
+    description = "yes/no questions on RGB images and RGB-thermal pairs (14 skills)"
+    n_samples = 1624
+    sample_unit = "questions"
+    headline = "QAcc / SAcc (Table 3)"
+
+    @classmethod
+    def write_demo(cls, root: Path) -> Path:
+        """A generated ``Data`` folder (:func:`lensbench.benchmarks.rgbth.demo.write_demo`)."""
+        from lensbench.benchmarks.rgbth.demo import write_demo
+
+        return write_demo(root)
 
     class Options(BaseModel):
         """RGB-Th-Bench options."""

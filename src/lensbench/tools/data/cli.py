@@ -110,3 +110,35 @@ def stats_cmd(
     if plots is not None:
         for p in plot_stats(st, plots):
             _say(f"wrote {p}")
+
+
+_DEMO_NOTE = ("GENERATED DEMO DATA - NOT THE BENCHMARK.\n\nWritten by 'lensbench data demo {bench}' (lensbench {version}) "
+              "in the release layout so every command can be tried offline. Its images, questions and answers are "
+              "made up; scores on it mean nothing. Runs on this folder are labelled as demo runs (run.json: "
+              "demo_data). The real data: lensbench data download {bench}\n")
+
+
+@data_app.command("demo")
+@guard
+def demo_cmd(
+    bench: Annotated[str, typer.Argument(help=_BENCH_HELP, metavar="BENCH")],
+    dest: Annotated[Path, typer.Argument(help="folder to write (created; never the data home)", metavar="DIR")],
+) -> None:
+    """Write a small generated data set in BENCH's release layout (NOT the benchmark) to try every command offline.
+
+    Prints the folder to give to --data-dir. The folder is labelled (DEMO-DATA-NOT-THE-BENCHMARK.txt) and runs on
+    it record demo_data in run.json."""
+    from lensbench.benchmarks.registry import get_benchmark
+    from lensbench.core.datahome import DEMO_MARKER
+    from lensbench.core.version import __version__
+
+    try:
+        cls = get_benchmark(bench)
+    except KeyError as exc:
+        fail(str(exc.args[0]))
+    if dest.exists() and any(dest.iterdir()):
+        fail(f"{dest} is not empty: give a new folder for the demo data")
+    folder = cls.write_demo(dest)
+    (folder / DEMO_MARKER).write_text(_DEMO_NOTE.format(bench=bench, version=__version__), encoding="utf-8")
+    _say(f"{bench}: demo data (generated, NOT the benchmark) in {folder}")
+    typer.echo(str(folder))

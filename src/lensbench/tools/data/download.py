@@ -210,12 +210,20 @@ def download(bench: str, dest: str | Path | None = None, *, revision: str | None
     """
     layout = get_layout(bench)
     dest = Path(dest) if dest else default_data_dir(bench)
+    created = not dest.exists()
     dest.mkdir(parents=True, exist_ok=True)
-    if from_dir is not None:
-        origin = _from_local(layout, Path(from_dir), dest, revision)
-    else:
-        (dest / MANIFEST_NAME).unlink(missing_ok=True)  # the folder changes: complete again only when verified
-        origin = _from_source(layout, revision, dest, probe_timeout, log, limits)
+    try:
+        if from_dir is not None:
+            origin = _from_local(layout, Path(from_dir), dest, revision)
+        else:
+            (dest / MANIFEST_NAME).unlink(missing_ok=True)  # the folder changes: complete again only when verified
+            origin = _from_source(layout, revision, dest, probe_timeout, log, limits)
+    except BaseException:
+        # a folder this call created and left empty (offline, refused) would later read as a data folder
+        # without data: remove it, so 'lensbench run' gives the download hint again. Partial files are kept.
+        if created and dest.is_dir() and not any(p.is_file() for p in dest.rglob("*")):
+            shutil.rmtree(dest, ignore_errors=True)
+        raise
     counts = count_files(layout, dest)
     bad = [c.line for c in counts if c.problem]
     if bad:

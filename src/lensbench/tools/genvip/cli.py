@@ -7,16 +7,15 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 
 from lensbench.core.errors import ConfigError
-from lensbench.core.console import fail
+from lensbench.core.console import make_console, fail
 
 __all__ = ["genvip_app"]
 
 genvip_app = typer.Typer(help="GenViP (IF-Bench Sec. 4): translate infrared images to RGB; curate RGB-T training pairs.",
                          no_args_is_help=True)
-_console = Console(stderr=True)
+_console = make_console()
 
 
 @genvip_app.command("translate")

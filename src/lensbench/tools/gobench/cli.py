@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 
 from lensbench.core.errors import ConfigError, DataError, LensbenchError
-from lensbench.core.console import fail
+from lensbench.core.console import make_console, fail
 
 __all__ = ["gobench_app"]
 
@@ -19,7 +18,7 @@ gobench_app = typer.Typer(help="GOBench generation side: make images for the 333
                                "near-duplicates), rate them (people: a local web page; MLLM judge: 'lensbench run "
                                "gobench'), summarise (Tables 1-2, agreement).",
                           no_args_is_help=True)
-_console = Console(stderr=True)
+_console = make_console()
 
 
 def _fail(msg) -> None:

@@ -65,7 +65,7 @@ def generate_all(records: list[GORecord], out: Path, gen: TextToImage, *, limit:
                 rep.failed.append((key, str(exc)))
                 tmp.unlink(missing_ok=True)
                 if log:
-                    log(f"[red]failed[/] {exc}")
+                    log(f"failed: {exc}")
                 continue
             rep.made += 1
             fh.write(json.dumps({"scenario": key, "image": f"{key}.png", "prompt": rec.prompt, "generator": gen.name,

@@ -1,4 +1,10 @@
-"""Small generated inputs in the official release layouts, for tests that must not need real data."""
+"""A generated RGB-Th-Bench ``Data`` folder: NOT the benchmark (plain-colour images, template questions).
+
+For trying the commands offline (``lensbench data demo rgb-th-bench DIR``) and for tests; the
+layout and fields are the release's (``<Source>/<scene>/questions.json`` with ``data``:
+``data_id``, ``data_type``, ``skill_type``, ``QAs``; ``rgb.jpg``/``thermal.jpg``), the skill names
+the paper's (Sec. 3.2).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from pathlib import Path
 
 from PIL import Image
 
-__all__ = ["make_rgbth_release"]
+__all__ = ["write_release", "write_demo"]
 
 _SKILLS_RGB = ["Scene Understanding", "Detailed Object Presence", "Instance Counting", "Instance Attributes"]
 _SKILLS_TH = ["Instance Thermal Attribute", "Coldest Areas Detection", "Warmest Areas Detection",
@@ -22,12 +28,12 @@ def _jpeg(path: Path, seed: int, size: tuple[int, int] = (48, 32)) -> None:
     im.save(path, "JPEG", quality=90)
 
 
-def make_rgbth_release(root: str | Path, n_scenes: int = 3, questions_per_unit: int = 4, seed: int = 0) -> Path:
+def write_release(root: str | Path, n_scenes: int = 3, questions_per_unit: int = 4, seed: int = 0) -> Path:
     """Write an RGB-Th-Bench ``Data`` folder (``Source 1/<scene>/questions.json`` + images) under ``root``.
 
     Each scene has one unit per skill of a few RGB-Txt and RGB-Th-Txt skills, with
-    ``questions_per_unit`` yes/no questions each (answers alternate deterministically).
-    Returns the ``Data`` folder. Skill names are the paper's (Sec. 3.2).
+    ``questions_per_unit`` yes/no questions each (answers drawn with ``seed``).
+    Returns the ``Data`` folder.
     """
     data = Path(root) / "Data"
     rnd = random.Random(seed)
@@ -46,3 +52,8 @@ def make_rgbth_release(root: str | Path, n_scenes: int = 3, questions_per_unit: 
                           "QAs": qas})
         (scene / "questions.json").write_text(json.dumps({"data": items}, indent=1), encoding="utf-8")
     return data
+
+
+def write_demo(root: str | Path) -> Path:
+    """The demo: 3 scenes x 8 skills x 4 questions (96 questions); returns the ``Data`` folder."""
+    return write_release(root, n_scenes=3, questions_per_unit=4, seed=0)

@@ -1,0 +1,103 @@
+"""Experiment tracking (issue 25): a run's settings, metrics with CIs and per-sample table logged to
+Weights & Biases (offline mode) and MLflow (a local file store), read back from what they wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lensbench.runtime.tracking import log_run, run_payload
+
+
+def cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True, timeout=300,
+                          env=env)
+
+
+@pytest.fixture(scope="module")
+def run_dir(rgbth_gen, tmp_path_factory):
+    out = tmp_path_factory.mktemp("track") / "run"
+    r = cli("run", "rgb-th-bench", "--data-dir", str(rgbth_gen), "--model", "random", "--seed", "3", "--out", str(out),
+            "--no-progress")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_payload_holds_settings_metrics_with_cis_and_every_sample(run_dir):
+    pytest.importorskip("scipy")
+    p = run_payload(run_dir)
+    result = json.loads((run_dir / "result.json").read_text())
+    samples = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
+    assert p["settings"]["benchmark"] == "rgb-th-bench" and p["settings"]["settings"]["seed"] == 3
+    assert p["metrics"]["QAcc/Overall"] == pytest.approx(result["metrics"]["QAcc"]["Overall"])
+    lo, hi = p["metrics"]["QAcc/Overall_ci_low"], p["metrics"]["QAcc/Overall_ci_high"]
+    assert lo <= result["metrics"]["QAcc"]["Overall"] <= hi and lo < hi
+    assert [r[0] for r in p["sample_rows"]] == [s["sample_id"] for s in samples]
+    assert [r[1] for r in p["sample_rows"]] == [s["outcome"] for s in samples]
+
+
+def test_wandb_offline(run_dir, tmp_path, monkeypatch):
+    pytest.importorskip("wandb")
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    where = log_run(run_dir, "wandb", project="lb-test")
+    assert where.startswith("W&B run random (seed 3)/rgb-th-bench")
+    (offline,) = list((tmp_path / "wandb").glob("offline-run-*"))
+    tables = {p.name.split("_")[0]: json.loads(p.read_text()) for p in (offline / "files" / "media" / "table").glob("*.json")}
+    n = len((run_dir / "samples.jsonl").read_text().splitlines())
+    assert tables["samples"]["columns"][:2] == ["sample_id", "outcome"] and len(tables["samples"]["data"]) == n
+    metric_rows = {(r[0], r[1]): r for r in tables["metrics"]["data"]}
+    qacc = json.loads((run_dir / "result.json").read_text())["metrics"]["QAcc"]["Overall"]
+    assert metric_rows[("QAcc", "Overall")][2] == pytest.approx(qacc)
+    log = next(offline.glob("*.wandb"))  # config and summary are in the run's record log (flushed by wandb's
+    for _ in range(100):                # service process, possibly just after finish() returned)
+        blob = log.read_bytes()
+        if b"QAcc/Overall_ci_low" in blob:
+            break
+        time.sleep(0.1)
+    assert b"rgb-th-bench" in blob and b"QAcc/Overall_ci_low" in blob
+
+
+def test_mlflow_local_file_store(run_dir, tmp_path, monkeypatch):
+    mlflow = pytest.importorskip("mlflow")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", (tmp_path / "mlruns").as_uri())
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    where = log_run(run_dir, "mlflow", project="lb-test")
+    assert "experiment 'lb-test'" in where
+    client = mlflow.tracking.MlflowClient()
+    exp = client.get_experiment_by_name("lb-test")
+    (run,) = client.search_runs([exp.experiment_id])
+    result = json.loads((run_dir / "result.json").read_text())
+    assert run.data.params["benchmark"] == "rgb-th-bench" and run.data.params["settings.seed"] == "3"
+    assert run.data.metrics["QAcc/Overall"] == pytest.approx(result["metrics"]["QAcc"]["Overall"])
+    assert {"samples_table.json", "metrics_table.json", "run.json"} <= {a.path for a in client.list_artifacts(run.info.run_id)}
+
+
+def test_run_log_to_flag_logs_at_the_end_and_is_checked_first(rgbth_gen, tmp_path):
+    pytest.importorskip("mlflow")
+    env = {**os.environ, "MLFLOW_TRACKING_URI": (tmp_path / "mlruns").as_uri(), "MLFLOW_ALLOW_FILE_STORE": "true"}
+    r = cli("run", "rgb-th-bench", "--data-dir", str(rgbth_gen), "--model", "random", "--limit", "2", "--out",
+            str(tmp_path / "r"), "--no-progress", "--log-to", "mlflow", "--log-project", "flagged", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "logged to MLflow run" in r.stderr and "experiment 'flagged'" in r.stderr
+    assert (tmp_path / "mlruns").is_dir()
+    r = cli("run", "rgb-th-bench", "--data-dir", str(rgbth_gen), "--model", "random", "--out", str(tmp_path / "x"),
+            "--log-to", "tensorboard", env=env)
+    assert r.returncode == 2 and "unknown tracker 'tensorboard'" in r.stderr
+
+
+def test_log_command_logs_an_existing_run(run_dir, tmp_path):
+    pytest.importorskip("mlflow")
+    env = {**os.environ, "MLFLOW_TRACKING_URI": (tmp_path / "mlruns").as_uri(), "MLFLOW_ALLOW_FILE_STORE": "true"}
+    r = cli("log", str(run_dir), "--to", "mlflow", "--project", "later", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "logged to MLflow run" in r.stdout and "experiment 'later'" in r.stdout
+    r = cli("log", str(tmp_path), "--to", "mlflow", env=env)
+    assert r.returncode == 2 and "no finished run to log" in r.stderr
