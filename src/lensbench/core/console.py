@@ -53,7 +53,7 @@ def guard(fn):
         try:
             return fn(*args, **kwargs)
         except Interrupted as exc:
-            err_console.print(f"[bold yellow]stopped:[/] {escape(str(exc))}", highlight=False)
+            err_console.print(Text.assemble(("stopped:", "bold yellow"), " ", str(exc)), soft_wrap=True)
             raise typer.Exit(exc.exit_code) from None
         except LensbenchError as exc:
             fail(str(exc))
