@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
+
+# A suite started in the background by a non-interactive shell (`cmd &`, nohup) inherits SIGINT ignored, and
+# so would every lensbench process the tests start: the Ctrl-C tests would then see a run that cannot be
+# interrupted. Handle SIGINT here so that children start with the default disposition, as from a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 SHARED_DATA = Path(os.environ.get("LENSBENCH_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 
