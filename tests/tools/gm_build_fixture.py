@@ -57,10 +57,15 @@ class ScriptedBuilder:
         self.frames: list[tuple[str, tuple[int, int, int, int]]] = []
         self.crops: list[tuple[int, int]] = []
         self.texts: list[str] = []
+        self.checked: list[tuple[str, tuple[int, int]]] = []
 
     def __call__(self, body: dict) -> str:
         im, text = parts(body)
         self.texts.append(text)
+        if "matches the following description in every detail?" in text:  # the negatives' visual check
+            desc = text.split("in every detail?\n", 1)[1].split("\n", 1)[0]
+            self.checked.append((desc, im.size))
+            return "Yes." if '"C"' in desc else "No, nothing here matches."
         if "Original description:" in text:  # negatives editor (text only)
             orig = text.split("Original description: ", 1)[1].split("\n", 1)[0]
             return json.dumps({"description": orig.replace("orange", "purple").replace('"B"', '"C"')})

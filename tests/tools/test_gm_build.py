@@ -212,3 +212,39 @@ def test_a_failed_description_is_left_out_counted_and_retried(tmp_path):
         counts = run(srv.url)
         assert counts["n_error"] == 0 and counts["n_items"] == 13
         assert sum(srv.answered.values()) == 1  # only the failed request is sent again
+
+
+def test_build_visual_check_keeps_only_negatives_the_model_finds_no_object_for(tmp_path):
+    """--visual-check (issue 22's check, in the construction): the model is shown each negative's image;
+    a negative it says matches an object (the '"C"' text edit: the scripted model sees such a cone) stays
+    Discriminative with its original description, the others become Rejection."""
+    scene = make_scene(tmp_path)
+    plain, checked = tmp_path / "plain", tmp_path / "checked"
+    model = ScriptedBuilder()
+    with FakeOpenAIServer(responder=model) as srv:
+        assert CliRunner().invoke(app, _build_args(scene, plain, srv.url)).exit_code == 0
+        res = CliRunner().invoke(app, _build_args(scene, checked, srv.url, "--visual-check"))
+        assert res.exit_code == 0, res.output
+    negatives = [it for it in _candidates(plain) if it["subtask_l1"] == "Rejection"]
+    matching = [it for it in negatives if '"C"' in it["description"]]
+    assert matching and len(matching) < len(negatives)  # the scene gives both verdicts
+    # every negative was checked once, each with its own image (not a crop)
+    assert sorted(d for d, _ in model.checked) == sorted(it["description"] for it in negatives)
+    assert {size for _, size in model.checked} <= {im.size for im in map(_open, scene["images"].iterdir())}
+    got = _candidates(checked)
+    rej = [it for it in got if it["subtask_l1"] == "Rejection"]
+    assert sorted(it["id"] for it in rej) == sorted(it["id"] for it in negatives if it not in matching)
+    assert all(it["visual_check"] == "no-match" for it in rej)
+    kept = {it["id"] for it in got if it["subtask_l1"] == "Discriminative"}
+    assert {it["id"].removesuffix("-rej") for it in matching} <= kept
+    counts = json.loads((checked / "build.json").read_text())["counts"]
+    assert counts["visual_check"] == {"no-match": len(negatives) - len(matching), **({"matches": len(matching)}
+                                                                                    if matching else {})}
+
+
+def _open(p):
+    from PIL import Image
+
+    with Image.open(p) as im:
+        im.load()
+        return im

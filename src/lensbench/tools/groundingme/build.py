@@ -58,6 +58,8 @@ class BuildOptions(BaseModel):
     rules: SelectionRules = Field(default_factory=SelectionRules)
     max_per_image: int | None = Field(3, ge=1)
     rejection_share: float = Field(0.2, ge=0, lt=1, description="share of items turned into Rejection (paper: 20%)")
+    visual_check: bool = Field(False, description="the model confirms each negative matches no object in its image "
+                                                   "(a negative it says matches stays Discriminative)")
     seed: int = 0
     temperature: float = Field(0.0, ge=0)
     max_tokens: int | None = Field(None, gt=0)
@@ -166,20 +168,29 @@ def select_all(opts: BuildOptions, raw: dict[Path, list[Detection]], source: str
     return cands, n_nms
 
 
-async def make_rejections(items: list[dict[str, Any]], opts: BuildOptions, generate: Generate) -> int:
+async def make_rejections(items: list[dict[str, Any]], opts: BuildOptions, generate: Generate,
+                          counts: dict[str, Any]) -> None:
     """Turn ``round(rejection_share * len(items))`` seeded Discriminative items (in place) into
-    Rejection items by the negatives editor, keeping the L-2; returns how many edits failed
-    (those items stay Discriminative)."""
+    Rejection items by the negatives editor, keeping the L-2. With ``opts.visual_check`` the model
+    is shown each negative's image and asked whether an object matches the edited description
+    (:func:`.visual_check.visual_check`); only the ones it says match nothing become Rejection.
+    Adds to ``counts``: ``n_negative_failed`` (edits that failed: those items stay Discriminative)
+    and, with the check, ``visual_check`` (verdict -> count)."""
     from lensbench.tools.groundingme.negatives import build_negatives
+    from lensbench.tools.groundingme.visual_check import visual_check
 
     disc = [i for i, it in enumerate(items) if it["subtask_l1"] == "Discriminative"]
     k = min(round(opts.rejection_share * len(items)), len(disc))
     chosen = sorted(random.Random(opts.seed).sample(disc, k))
+    counts["n_negative_failed"] = 0
     if not chosen:
-        return 0
+        return
     src = [items[i] for i in chosen]
     negs = await build_negatives(src, generate, seed=opts.seed, params=opts.params(),
                                  kinds=[it["subtask_l2"] for it in src])
+    counts["n_negative_failed"] = len(chosen) - len(negs)
+    if opts.visual_check:
+        negs, counts["visual_check"] = await visual_check(negs, generate, params=opts.params())
     by_id = {n["id"]: n for n in negs}
     for i in chosen:
         n = by_id.get(items[i]["id"])
@@ -187,8 +198,8 @@ async def make_rejections(items: list[dict[str, Any]], opts: BuildOptions, gener
             continue
         items[i] = {**items[i], "id": items[i]["id"] + "-rej", "subtask_l1": "Rejection",
                     "subtask_l2": n["negative_type"], "description": n["description"],
-                    "source_description": n["source_description"], "distractor_bbox": items[i]["bbox"], "bbox": None}
-    return len(chosen) - len(negs)
+                    "source_description": n["source_description"], "distractor_bbox": items[i]["bbox"], "bbox": None,
+                    **({"visual_check": n["visual_check"]} if "visual_check" in n else {})}
 
 
 async def build(opts: BuildOptions, work: Path, generate: Generate, model_id: str, log: Log) -> dict[str, Any]:
@@ -230,7 +241,7 @@ async def build(opts: BuildOptions, work: Path, generate: Generate, model_id: st
     counts["n_candidates"] = len(cands)
     items, c = await describe_candidates(cands, generate, work / "media", opts.params())
     counts.update(c)
-    counts["n_negative_failed"] = await make_rejections(items, opts, generate)
+    await make_rejections(items, opts, generate, counts)
     items.sort(key=lambda it: (it["image"], it["id"]))
     write_jsonl_atomic(work / CANDIDATES, items)
     counts["n_items"] = len(items)

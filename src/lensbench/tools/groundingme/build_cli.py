@@ -60,6 +60,9 @@ def build_cmd(
     max_per_image: Annotated[int, typer.Option("--max-per-image", help="objects described per image")] = 3,
     rejection_share: Annotated[float, typer.Option("--rejection-share", help="share turned into Rejection "
                                                                              "(paper: 0.2)")] = 0.2,
+    visual_check: Annotated[bool, typer.Option("--visual-check", help="--model is shown each negative's image and "
+                                                                      "asked whether an object matches it; those it "
+                                                                      "says match stay Discriminative")] = False,
     base_url: Annotated[Optional[list[str]], typer.Option("--base-url", help="endpoint(s) of --model")] = None,
     api_key_env: Annotated[str, typer.Option("--api-key-env", help="variable holding the API key")] = "OPENAI_API_KEY",
     concurrency: Annotated[int, typer.Option("--concurrency", help="requests in flight at most")] = 8,
@@ -80,7 +83,8 @@ def build_cmd(
                             rules=SelectionRules(min_class_instances=min_class_instances, max_area_ratio=max_area_ratio,
                                                  preferred_min_instances=preferred_min_instances,
                                                  dense_min_instances=dense_min_instances),
-                            max_per_image=max_per_image, rejection_share=rejection_share, seed=seed,
+                            max_per_image=max_per_image, rejection_share=rejection_share, visual_check=visual_check,
+                            seed=seed,
                             max_tokens=max_tokens)
     except ValueError as exc:
         from lensbench.core.errors import ConfigError
