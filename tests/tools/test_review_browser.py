@@ -31,6 +31,17 @@ def _items(tmp_path):
                        texts={"question": "Is it warm?"})]
 
 
+def _drag_box(page, x1, y1, x2, y2):
+    """Drag on the item image from (x1, y1) to (x2, y2), in pixels of the 200 px wide image."""
+    page.wait_for_function("document.querySelector('#img0').naturalWidth > 0")
+    bb = page.locator("#overlay").bounding_box()
+    sx = bb["width"] / 200
+    page.mouse.move(bb["x"] + x1 * sx, bb["y"] + y1 * sx)
+    page.mouse.down()
+    page.mouse.move(bb["x"] + x2 * sx, bb["y"] + y2 * sx, steps=4)
+    page.mouse.up()
+
+
 @pytest.fixture()
 def browser():
     sync_api = pytest.importorskip("playwright.sync_api")
@@ -55,13 +66,7 @@ def test_accept_edit_reject_with_text_and_box(tmp_path, browser):
         page.keyboard.press("ArrowRight")
         page.wait_for_function("document.querySelector('#where').textContent.startsWith('Item 2 of 2')")
         page.fill('textarea[data-field="question"]', "Is the engine warm?")
-        page.wait_for_function("document.querySelector('#img0').naturalWidth > 0")
-        bb = page.locator("#overlay").bounding_box()
-        sx = bb["width"] / 200
-        page.mouse.move(bb["x"] + 30 * sx, bb["y"] + 40 * sx)
-        page.mouse.down()
-        page.mouse.move(bb["x"] + 90 * sx, bb["y"] + 100 * sx, steps=4)
-        page.mouse.up()
+        _drag_box(page, 30, 40, 90, 100)
         page.wait_for_selector('#overlay rect[data-box="box"]')
         page.click("#save")
         page.wait_for_selector('button.sel[data-field="decision"][data-value="edit"]')
@@ -90,13 +95,7 @@ def test_a_choice_clicked_keeps_unsaved_text_and_box_edits(tmp_path, browser):
         page.goto(srv.url + "?reviewer=ann")
         page.wait_for_selector("#main:not([hidden])")
         page.fill('textarea[data-field="question"]', "How many red cars?")
-        page.wait_for_function("document.querySelector('#img0').naturalWidth > 0")
-        bb = page.locator("#overlay").bounding_box()
-        sx = bb["width"] / 200
-        page.mouse.move(bb["x"] + 100 * sx, bb["y"] + 50 * sx)
-        page.mouse.down()
-        page.mouse.move(bb["x"] + 150 * sx, bb["y"] + 120 * sx, steps=4)
-        page.mouse.up()
+        _drag_box(page, 100, 50, 150, 120)
         page.fill('input.coord[data-field="box"][title="x1"]', "90")  # then one coordinate typed
         page.click('button[data-field="quality"][data-value="4"]')
         page.wait_for_selector('button.sel[data-field="quality"][data-value="4"]')
