@@ -48,7 +48,8 @@ def test_report_md_csv_and_paper(random_run):
     md = cli("report", str(out), "--with-paper").stdout
     assert "GPT4o-20241120 (paper)" in md and "Per-skill SAcc" in md and "| Random Baseline |" in md
     csv = cli("report", str(out), str(out), "--format", "csv").stdout
-    assert csv.splitlines()[0].startswith("Model,RGB-Txt QAcc,RGB-Txt SAcc")
+    assert csv.splitlines()[0].startswith("model,benchmark,settings,coverage,state,metric,category,value,ci_low")
+    assert "random (seed 7),rgb-th-bench,,,,QAcc,RGB-Txt," in csv  # tests/cli/test_report_csv.py: the tidy table
 
 
 def test_list_and_export_replay_roundtrip(random_run, rgbth_gen, tmp_path):

@@ -48,6 +48,13 @@ def test_md_to_html_tables():
     assert "<h4>T &lt;x&gt;</h4>" in h and "<th>a</th>" in h and "<td>&lt;2&gt;</td>" in h and "<p>text</p>" in h
 
 
+def test_md_to_html_notes_are_lists():
+    h = md_to_html("Notes:\n- a <x>\n- b\n  continued\n\n* = run not complete\n| a | b |\n|---|---|\n| - | 1 |")
+    assert "<p>Notes:</p><ul><li>a &lt;x&gt;</li><li>b continued</li></ul>" in h.replace("\n", "")
+    assert "<p>* = run not complete</p>" in h  # a footnote mark, not a list
+    assert "<td>-</td>" in h and "<div class='tblwrap'><table" in h  # an empty cell stays a cell
+
+
 def test_leaderboard_report_function(tmp_path):
     a = craft_run(tmp_path / "a", "groundingme", "ma", n=16)
     text = leaderboard_report([a, tmp_path / "missing"], "csv", n_resamples=100)

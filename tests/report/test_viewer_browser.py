@@ -1,32 +1,16 @@
 """The viewer in a real browser: headless Debian Chromium driven by playwright.
 
-Skipped when /usr/bin/chromium or playwright is missing (``apt-get install -y chromium``).
+Skipped when /usr/bin/chromium or playwright is missing (``apt-get install -y chromium``; tests/report/conftest.py).
 """
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 import pytest
 
 from lensbench.cli.view import write_viewer
 from lensbench.testing.runs import craft_run
 
-CHROMIUM = os.environ.get("LENSBENCH_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
-
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+# the browser fixture: tests/report/conftest.py
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ store anything even knowing the full URL (no-cors fetch, text/plain form)."""
 from __future__ import annotations
 
 import http.server
+import json
 import shutil
 import threading
 
@@ -28,6 +29,17 @@ def _items(tmp_path):
                        texts={"question": "How many cars?"}, boxes={"box": [20, 20, 60, 60]}),
             ReviewItem("k1", (str(tmp_path / "a.png"),), info={"source": "dataset B"},
                        texts={"question": "Is it warm?"})]
+
+
+def _drag_box(page, x1, y1, x2, y2):
+    """Drag on the item image from (x1, y1) to (x2, y2), in pixels of the 200 px wide image."""
+    page.wait_for_function("document.querySelector('#img0').naturalWidth > 0")
+    bb = page.locator("#overlay").bounding_box()
+    sx = bb["width"] / 200
+    page.mouse.move(bb["x"] + x1 * sx, bb["y"] + y1 * sx)
+    page.mouse.down()
+    page.mouse.move(bb["x"] + x2 * sx, bb["y"] + y2 * sx, steps=4)
+    page.mouse.up()
 
 
 @pytest.fixture()
@@ -54,13 +66,7 @@ def test_accept_edit_reject_with_text_and_box(tmp_path, browser):
         page.keyboard.press("ArrowRight")
         page.wait_for_function("document.querySelector('#where').textContent.startsWith('Item 2 of 2')")
         page.fill('textarea[data-field="question"]', "Is the engine warm?")
-        page.wait_for_function("document.querySelector('#img0').naturalWidth > 0")
-        bb = page.locator("#overlay").bounding_box()
-        sx = bb["width"] / 200
-        page.mouse.move(bb["x"] + 30 * sx, bb["y"] + 40 * sx)
-        page.mouse.down()
-        page.mouse.move(bb["x"] + 90 * sx, bb["y"] + 100 * sx, steps=4)
-        page.mouse.up()
+        _drag_box(page, 30, 40, 90, 100)
         page.wait_for_selector('#overlay rect[data-box="box"]')
         page.click("#save")
         page.wait_for_selector('button.sel[data-field="decision"][data-value="edit"]')
@@ -77,6 +83,39 @@ def test_accept_edit_reject_with_text_and_box(tmp_path, browser):
         page.wait_for_selector('button.sel[data-field="decision"][data-value="reject"]')
         assert db.answers("ann")["k0"] == {"decision": "reject"}
         assert [e[2] for e in db.events()] == ["decision", "decision", "question", "box", "decision"]
+
+
+def test_a_choice_clicked_keeps_unsaved_text_and_box_edits(tmp_path, browser):
+    """Clicking a choice re-renders the item: the text and box typed or drawn before stay, and Save edit stores them."""
+    form = Form(fields=(Field.decision(), Field.scale("quality", "Quality"), Field.text("question", "Question"),
+                        Field.box("box", "Object")), info=("source",), title="Calibration")
+    items = _items(tmp_path)
+    with ReviewDB(tmp_path / "r.sqlite", form) as db, ReviewServer(items, db) as srv:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(srv.url + "?reviewer=ann")
+        page.wait_for_selector("#main:not([hidden])")
+        page.fill('textarea[data-field="question"]', "How many red cars?")
+        _drag_box(page, 100, 50, 150, 120)
+        page.fill('input.coord[data-field="box"][title="x1"]', "90")  # then one coordinate typed
+        page.click('button[data-field="quality"][data-value="4"]')
+        page.wait_for_selector('button.sel[data-field="quality"][data-value="4"]')
+        assert page.input_value('textarea[data-field="question"]') == "How many red cars?"
+        assert "not saved yet: question, box" in page.inner_text("#status")
+        page.keyboard.press("ArrowDown")  # another re-render: the highlight moves
+        assert page.input_value('textarea[data-field="question"]') == "How many red cars?"
+        typed = [page.input_value(f'input.coord[data-field="box"][title="{c}"]') for c in ("x1", "y1", "x2", "y2")]
+        assert [float(v) for v in typed] == pytest.approx([90, 50, 150, 120], abs=2)
+        assert db.answers("ann")["k0"] == {"quality": "4"}  # nothing else stored yet
+        page.click("#save")
+        page.wait_for_selector('button.sel[data-field="decision"][data-value="edit"]')
+        got = db.answers("ann")["k0"]
+        assert got["quality"] == "4" and got["decision"] == "edit" and got["question"] == "How many red cars?"
+        assert json.loads(got["box"]) == pytest.approx([90, 50, 150, 120], abs=2)
+        # stored edits are no longer drafts: the page shows what is stored after another re-render
+        page.click('button[data-field="quality"][data-value="2"]')
+        page.wait_for_selector('button.sel[data-field="quality"][data-value="2"]')
+        assert "not saved yet" not in page.inner_text("#status")
+        assert page.input_value('textarea[data-field="question"]') == "How many red cars?"
 
 
 def test_judge_mode_by_keyboard_and_login(tmp_path, browser):

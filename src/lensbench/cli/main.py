@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from lensbench.core.version import __version__
 from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
 from lensbench.cli.lazy import lazy_group, run_command_loader, tool_group_loader
-from lensbench.cli.runcmd import REPORT_FORMATS, print_report, validation_message
+from lensbench.cli.runcmd import check_report_format, print_report, print_tidy, validation_message
 from lensbench.cli.evalcmd import register as register_eval
 from lensbench.cli.mergecmd import register as register_merge
 from lensbench.cli.helpfmt import install as install_help_format
@@ -63,7 +63,9 @@ def _register_all() -> None:
 @guard
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="run folder(s), one or several benchmarks", metavar="RUN_DIR")],
-    format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="md, csv or json")] = "md",
+    format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="md (the paper's tables), csv (one tidy "
+                                                                      "table: a row per number, with its 95% CI) or "
+                                                                      "json")] = "md",
     with_paper: Annotated[bool, typer.Option("--with-paper", help="show the paper's published rows beside ours")] = False,
     leaderboard: Annotated[bool, typer.Option("--leaderboard", help="one row per model, each benchmark's headline "
                                                                     "metric with its 95% CI (default for several "
@@ -76,9 +78,8 @@ def report(
     A run folder that cannot be read is listed, never stops the report (exit code 3 then); so is one
     whose store is missing or damaged (its numbers are shown, marked as the result last written).
     """
-    if format not in REPORT_FORMATS:
-        fail(f"--format must be one of {', '.join(REPORT_FORMATS)}, got {format!r}")
-    results, bad, warned = [], [], []
+    check_report_format(format, with_paper)
+    results, bad, warned, good = [], [], [], []
     for d in run_dirs:
         try:
             result, problem = load_for_report(d, err_console)
@@ -86,6 +87,7 @@ def report(
             bad.append(f"{d}: {exc}")
             continue
         results.append(result)
+        good.append(d)
         if problem:
             warned.append(f"{d}: {problem}")
     names = {r.benchmark for r in results}
@@ -93,6 +95,8 @@ def report(
         from lensbench.cli.view import leaderboard_report
 
         sys.stdout.write(leaderboard_report(run_dirs, format, n_resamples=resamples, seed=seed))
+    elif results and format == "csv":
+        print_tidy(good, n_resamples=resamples, seed=seed)
     elif results:
         print_report(get_benchmark(names.pop())(None), results, format, with_paper)
     for line in bad:

@@ -13,6 +13,7 @@ import re
 import sys
 import types
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -23,8 +24,10 @@ from lensbench.benchmarks.base import Benchmark
 from lensbench.core.console import err_console, fail, guard, warn
 from lensbench.runtime.runner import run_benchmark
 from lensbench.runtime.settings import RunSettings
+from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 
-__all__ = ["REPORT_FORMATS", "make_run_command", "print_report", "validation_message"]
+__all__ = ["REPORT_FORMATS", "check_report_format", "make_run_command", "print_report", "print_tidy",
+           "validation_message"]
 
 REPORT_FORMATS = ("md", "csv", "json")
 
@@ -102,6 +105,26 @@ def validation_message(exc: ValidationError) -> str:
     return "; ".join(msgs)
 
 
+def check_report_format(fmt: str, with_paper: bool) -> None:
+    """Refuse (exit 2) a report format other than :data:`REPORT_FORMATS`, and ``--with-paper`` with csv
+    (the csv is the tidy table of the runs' own numbers; the paper's rows are in the md tables)."""
+    if fmt not in REPORT_FORMATS:
+        fail(f"--format must be one of {', '.join(REPORT_FORMATS)}, got {fmt!r}")
+    if with_paper and fmt == "csv":
+        fail("--with-paper shows the paper's rows in the md tables; --format csv is one tidy table of these runs' "
+             "own numbers (use --format md --with-paper for the paper's rows)")
+
+
+def print_tidy(run_dirs: Sequence[Path], *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> None:
+    """Write the tidy CSV of runs of one benchmark to stdout: a row per number of each ``result.json``
+    (model, benchmark, settings, metric, category, value, 95% CI, n, how the CI was drawn; the
+    leaderboard CSV's columns), headline metric first."""
+    from lensbench.cli.view import leaderboard_report
+
+    sys.stdout.write(leaderboard_report(run_dirs, "csv", n_resamples=n_resamples, seed=seed, every_metric=True))
+    sys.stdout.flush()
+
+
 def print_report(bench: Benchmark, results, fmt: str, with_paper: bool) -> None:
     """Write the benchmark's tables (md/csv) or the result JSON to stdout."""
     if fmt == "json":
@@ -128,8 +151,7 @@ def make_run_command(bench_cls: type[Benchmark]):
     def command(**kwargs):
         fmt = kwargs.pop("format")
         with_paper = kwargs.pop("with_paper")
-        if fmt not in REPORT_FORMATS:
-            fail(f"--format must be one of {', '.join(REPORT_FORMATS)}, got {fmt!r}")
+        check_report_format(fmt, with_paper)
         common_kw = {k: kwargs.pop(k) for k in list(kwargs) if k in RunSettings.model_fields}
         common_kw = {k: v for k, v in common_kw.items() if v is not None or k in ("thinking",)}
         try:
@@ -139,7 +161,10 @@ def make_run_command(bench_cls: type[Benchmark]):
             fail(validation_message(exc))
         bench = bench_cls(options)
         result = run_benchmark(bench, settings, console=err_console)
-        print_report(bench, [result], fmt, with_paper)
+        if fmt == "csv":
+            print_tidy([settings.out])
+        else:
+            print_report(bench, [result], fmt, with_paper)
         err_console.print(f"run folder: {settings.out}", highlight=False)
         if result.extra.get("partial"):
             err_console.print(f"partial run: {result.extra['partial']}; reports mark it partial", highlight=False,

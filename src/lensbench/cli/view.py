@@ -200,8 +200,10 @@ def compare(
 
 
 def leaderboard_report(run_dirs: Sequence[str | Path], fmt: str = "md", *, n_resamples: int = DEFAULT_RESAMPLES,
-                       seed: int = 0) -> str:
-    """The multi-benchmark leaderboard of ``run_dirs`` as ``md``, ``csv`` (tidy) or ``json`` text.
+                       seed: int = 0, every_metric: bool = False) -> str:
+    """The multi-benchmark leaderboard of ``run_dirs`` as ``md``, ``csv`` (tidy) or ``json`` text;
+    ``every_metric``: every number of each result, not only the headline metrics (``report --format csv``
+    of one benchmark).
 
     Never stops at a bad run (listed under "Unfinished or left-out runs"). Raises ValueError
     for an unknown ``fmt``.
@@ -212,7 +214,7 @@ def leaderboard_report(run_dirs: Sequence[str | Path], fmt: str = "md", *, n_res
         raise ValueError(f"unknown format {fmt!r} (md, csv or json)")
     runs = [load_run(d, with_records=False) for d in run_dirs]  # records are read only where needed
     return render_leaderboard(build_leaderboard(runs, n_resamples=n_resamples, seed=seed,
-                                                defaults=option_defaults(runs)), fmt)
+                                                defaults=option_defaults(runs), every_metric=every_metric), fmt)
 
 
 def register(app: typer.Typer) -> None:

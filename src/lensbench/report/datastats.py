@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from lensbench.core.extras import require
+from lensbench.report.plotstyle import pyplot, save_png
 from lensbench.report.tables import render_table
 
 __all__ = ["StatTable", "DatasetStats", "quartiles", "count_table", "render_stats", "plot_stats"]
@@ -121,9 +121,7 @@ def plot_stats(stats: DatasetStats, out_dir: str | Path) -> list[Path]:
     """PNG files under ``out_dir`` (created): ``<benchmark>_<key>.png`` per bar table (this data
     and the paper side by side; the Total row left out) and ``<benchmark>_hist_<name>.png`` per
     distribution. Returns the paths written. Raises MissingExtraError without matplotlib."""
-    matplotlib = require("matplotlib", "plots", "dataset statistics plots")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("dataset statistics plots")
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -144,13 +142,10 @@ def plot_stats(stats: DatasetStats, out_dir: str | Path) -> list[Path]:
                           label=name if name == "Paper" else f"{name} (this data)")
             ax.bar_label(bars, labels=[str(_cell(r[j])) if isinstance(r[j], (int, float)) else "" for r in rows],
                          fontsize=7)
-        ax.set_xticks(x, [str(r[0]) for r in rows], rotation=45, ha="right", fontsize=8)
-        ax.set_title(f"{stats.benchmark}: {t.title} ({t.source})", fontsize=9)
-        ax.legend(fontsize=8)
-        p = out / f"{_safe(stats.benchmark)}_{_safe(t.key)}.png"
-        fig.savefig(p, dpi=100, bbox_inches="tight")
-        plt.close(fig)
-        written.append(p)
+        ax.set_xticks(x, [str(r[0]) for r in rows], rotation=45, ha="right")
+        ax.set_title(f"{stats.benchmark}: {t.title} ({t.source})")
+        ax.legend()
+        written.append(save_png(fig, out / f"{_safe(stats.benchmark)}_{_safe(t.key)}.png"))
     for name, vals in stats.distributions.items():
         if not vals:
             continue
@@ -158,10 +153,7 @@ def plot_stats(stats: DatasetStats, out_dir: str | Path) -> list[Path]:
         ax.hist(vals, bins=min(50, max(5, len(vals) // 5)))
         q = quartiles(vals)
         for v in q:
-            ax.axvline(v, color="k", linestyle="--", linewidth=0.8)
-        ax.set_title(f"{stats.benchmark}: {name} (n={len(vals)}; quartiles dashed)", fontsize=9)
-        p = out / f"{_safe(stats.benchmark)}_hist_{_safe(name)}.png"
-        fig.savefig(p, dpi=100, bbox_inches="tight")
-        plt.close(fig)
-        written.append(p)
+            ax.axvline(v, color="#57606a", linestyle="--", linewidth=0.8)
+        ax.set_title(f"{stats.benchmark}: {name} (n={len(vals)}; quartiles dashed)")
+        written.append(save_png(fig, out / f"{_safe(stats.benchmark)}_hist_{_safe(name)}.png"))
     return written

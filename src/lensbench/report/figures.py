@@ -12,11 +12,10 @@ is skipped (never an error).
 
 from __future__ import annotations
 
-import io
 from collections import defaultdict
 from collections.abc import Sequence
 
-from lensbench.core.extras import require
+from lensbench.report.plotstyle import png_bytes, pyplot
 from lensbench.report.runs import LoadedRun
 from lensbench.scoring.metrics import correlation
 from lensbench.scoring.units import label
@@ -27,19 +26,11 @@ _SKIP_COLS = {"Overall", "Avg", "P-Avg", "R-Avg", "RGB-Txt", "RGB-Th-Txt"}
 
 
 def _plt():
-    matplotlib = require("matplotlib", "plots", "figures")
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return pyplot("figures")  # the one lensbench plot style (report/plotstyle.py)
 
 
 def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    _plt().close(fig)
-    return buf.getvalue()
+    return png_bytes(fig)
 
 
 def _finished(runs: Sequence[LoadedRun], bench: str) -> list[LoadedRun]:
@@ -64,7 +55,7 @@ def dimension_bars(runs: Sequence[LoadedRun], bench: str, metric: str, title: st
     ax.set_xticks(range(len(cols)), cols, rotation=45, ha="right")
     ax.set_ylabel("%")
     ax.set_title(title)
-    ax.legend(fontsize=7)
+    ax.legend()
     return _png(fig)
 
 
@@ -85,6 +76,7 @@ def skill_heatmaps(runs: Sequence[LoadedRun]) -> list[tuple[str, bytes]]:
         z = np.array([[b.get(c) if isinstance(b.get(c), (int, float)) else np.nan for c in cols] for _m, b in rows])
         fig, ax = plt.subplots(figsize=(1 + 0.55 * len(cols), 1.2 + 0.4 * len(rows)))
         im = ax.imshow(z, vmin=0, vmax=100, cmap="viridis", aspect="auto")
+        ax.grid(False)  # no grid lines across the cells
         ax.set_xticks(range(len(cols)), cols, rotation=45, ha="right")
         ax.set_yticks(range(len(rows)), [m for m, _b in rows])
         for i in range(z.shape[0]):
@@ -121,7 +113,7 @@ def sweep_curve(runs: Sequence[LoadedRun]) -> bytes | None:
         ax.axhline(chance, color="grey", ls="--", lw=1, label=f"chance {chance:.1f}%")
     ax.set_ylabel("Overall accuracy (%)")
     ax.set_title("IV-Bench: accuracy by frames / resolution")
-    ax.legend(fontsize=7)
+    ax.legend()
     return _png(fig)
 
 
@@ -150,7 +142,7 @@ def gobench_scatter(runs: Sequence[LoadedRun]) -> list[tuple[str, bytes]]:
             ax.set_xlabel("human")
             ax.set_ylabel("model")
         title = f"GOBench model vs human: {r.model}"
-        fig.suptitle(title, fontsize=9)
+        fig.suptitle(title)
         out.append((title, _png(fig)))
     return out
 
@@ -169,12 +161,12 @@ def iou_histograms(runs: Sequence[LoadedRun]) -> list[tuple[str, bytes]]:
         plt = _plt()
         fig, axes = plt.subplots(1, len(by), figsize=(3 * len(by), 2.8), squeeze=False, sharey=True)
         for ax, (cat, vals) in zip(axes[0], by.items()):
-            ax.hist(vals, bins=[i / 10 for i in range(11)], color="#0969da")
+            ax.hist(vals, bins=[i / 10 for i in range(11)])
             ax.axvline(0.5, color="grey", ls="--", lw=1)
             ax.set_title(f"{cat} (n={len(vals)})", fontsize=8)
             ax.set_xlabel("IoU")
         title = f"GroundingME IoU per L-1: {r.model}"
-        fig.suptitle(title, fontsize=9)
+        fig.suptitle(title)
         out.append((title, _png(fig)))
     return out
 

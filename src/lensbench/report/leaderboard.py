@@ -129,8 +129,39 @@ def _cell_ci(cell: Cell, run: LoadedRun, tkey: str, tcat: str, design: Design) -
         cell.ci_low, cell.ci_high, cell.n, cell.cluster = iv.low, iv.high, iv.n, iv.cluster
 
 
-def _run_cells(run: LoadedRun, design: Design, all_categories: bool, settings: str) -> list[Cell]:
-    """The cells of one run (headline cells first), each with its CI or a note."""
+def _leaves(value: Any, prefix: str = "") -> list[tuple[str, float | None]]:
+    """``(category, value)`` of every number (or null) in a metrics block, nested keys joined with ``/``;
+    text, flags and lists are left out (they describe a run, they are not its numbers)."""
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() for leaf in _leaves(v, f"{prefix}/{k}" if prefix else str(k))]
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return [(prefix, None if value is None else float(value))]
+    return []
+
+
+def _more_cells(run: LoadedRun, design: Design, template: dict[str, Any], done: set[str]) -> list[Cell]:
+    """Cells of every metric of ``result.json`` not in ``done`` (with a CI where the records give one)
+    and of its numeric counts (metric ``counts``): the rest of what the benchmark's tables show."""
+    assert run.result is not None
+    tables = run_table_settings(run)
+    cells = []
+    for key in [k for k in run.result.metrics if k not in done]:
+        for tkey, block, setting in _variants(run, key):
+            for cat, value in _leaves(block.get(key)):
+                cell = Cell(**{**template, "settings": "; ".join(x for x in (template["settings"], setting) if x)},
+                            metric=key, category=cat, value=value)
+                if tkey in tables:
+                    _cell_ci(cell, run, tkey, cat, design)
+                cells.append(cell)
+    counts = {k: v for k, v in run.result.counts.items() if v is not None}
+    cells += [Cell(**template, metric="counts", category=cat, value=v) for cat, v in _leaves(counts)]
+    return cells
+
+
+def _run_cells(run: LoadedRun, design: Design, all_categories: bool, settings: str,
+               every_metric: bool = False) -> list[Cell]:
+    """The cells of one run (headline cells first), each with its CI or a note; ``every_metric``: then
+    every other metric and count of ``result.json`` (:func:`_more_cells`)."""
     assert run.result is not None
     cov, state = coverage_label(run), run_state(run)
     cells: list[Cell] = []
@@ -143,6 +174,10 @@ def _run_cells(run: LoadedRun, design: Design, all_categories: bool, settings: s
                             coverage=cov, state=state, run=str(run.path))
                 _cell_ci(cell, run, tkey, tcat, design)
                 cells.append(cell)
+    if every_metric:
+        template = {"model": run.model, "benchmark": run.benchmark, "complete": run.result.complete,
+                    "settings": settings, "coverage": cov, "state": state, "run": str(run.path)}
+        cells += _more_cells(run, design, template, {k for k, _c, _t in HEADLINES.get(run.benchmark, [])})
     return cells
 
 
@@ -158,11 +193,13 @@ def _shown(runs: Sequence[LoadedRun]) -> dict[str, set[str]]:
 
 def build_leaderboard(runs: list[LoadedRun], *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
                       level: float = 0.95, all_categories: bool = True,
-                      defaults: Mapping[str, Mapping[str, Any]] | None = None) -> Leaderboard:
+                      defaults: Mapping[str, Mapping[str, Any]] | None = None, every_metric: bool = False) -> Leaderboard:
     """The leaderboard of ``runs`` (any mix of benchmarks, models and settings); never raises for a bad run.
 
     ``defaults``: benchmark -> its default options (settings equal to them are not named); without
-    them, the settings that differ between the runs of a benchmark are named. Runs without
+    them, the settings that differ between the runs of a benchmark are named. ``every_metric``: after the
+    headline metric's categories, a cell for every other number of each ``result.json`` (the tidy
+    one-benchmark table of ``report --format csv``). Runs without
     result.json go to ``unfinished``; runs that are not complete are marked and listed there too.
     """
     lb = Leaderboard(seed=seed, n_resamples=n_resamples, level=level)
@@ -181,7 +218,7 @@ def build_leaderboard(runs: list[LoadedRun], *, n_resamples: int = DEFAULT_RESAM
         named = settings_label(protocol_settings(run), None if defaults is None else defaults.get(run.benchmark),
                                sorted(shown.get(run.benchmark, ())))
         try:
-            cells = _run_cells(run, design, all_categories, "; ".join(x for x in (tag, named) if x))
+            cells = _run_cells(run, design, all_categories, "; ".join(x for x in (tag, named) if x), every_metric)
         except Exception as exc:  # a bad run never stops the report
             lb.unfinished.append((str(run.path), f"could not be read: {type(exc).__name__}: {exc}"))
             continue

@@ -33,7 +33,8 @@ def _csv(lb) -> str:
     w.writerow(TIDY_COLUMNS)
     for c in lb.cells:
         d = lb.designs.get(c.benchmark)
-        design = [d.cluster, d.method, d.n_resamples, d.seed, d.level] if d is not None else ["", "", "", "", ""]
+        drawn = d is not None and bool(c.cluster or c.note)  # a CI was drawn (or tried) for this number
+        design = [d.cluster, d.method, d.n_resamples, d.seed, d.level] if drawn else ["", "", "", "", ""]
         w.writerow([c.row or c.model, c.benchmark, c.settings, c.coverage, c.state, c.metric, c.category]
                    + [_num(v) for v in (c.value, c.ci_low, c.ci_high, c.n)] + [_num(v) for v in design] + [c.run])
     return buf.getvalue()

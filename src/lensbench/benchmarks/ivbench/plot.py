@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lensbench.core.extras import require
+from lensbench.report.plotstyle import pyplot, save_png
 
 __all__ = ["plot_sweep"]
 
@@ -21,11 +21,7 @@ def plot_sweep(sweep: list[dict[str, Any]], path: Path, title: str = "IV-Bench s
     """
     if len(sweep) < 2:
         return None
-    matplotlib = require("matplotlib", "plots", "the IV-Bench sweep plot")
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot("the IV-Bench sweep plot")
     frames = {s["frames"] for s in sweep}
     res = {s["resolution"] for s in sweep}
     if len(res) == 1:
@@ -34,7 +30,7 @@ def plot_sweep(sweep: list[dict[str, Any]], path: Path, title: str = "IV-Bench s
         xs, xlabel, log = [s["resolution"] for s in sweep], "short side (px)", False
     else:
         xs, xlabel, log = list(range(len(sweep))), "frames @ short side", False
-    fig, ax = plt.subplots(figsize=(6, 4), dpi=120)
+    fig, ax = plt.subplots(figsize=(6, 4))
     for col in ("Overall", "P-Avg", "R-Avg"):
         ys = [s["accuracy"].get(col) for s in sweep]
         ax.plot(xs, [float("nan") if y is None else y for y in ys], marker="o", label=col)
@@ -48,11 +44,7 @@ def plot_sweep(sweep: list[dict[str, Any]], path: Path, title: str = "IV-Bench s
     ax.set_xlabel(xlabel)
     ax.set_ylabel("accuracy (%)")
     ax.set_title(title)
-    ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save_png(fig, path)

@@ -124,15 +124,29 @@ def _clean(payload: dict[str, Any]) -> str:
 
 
 _ROW = re.compile(r"^\|(.*)\|\s*$")
+_ITEM = re.compile(r"^\s*-\s+(.*)$")
 
 
 def md_to_html(md: str) -> str:
-    """A small Markdown subset as HTML: ``#`` headings, pipe tables, paragraphs (text escaped)."""
+    """A small Markdown subset as HTML: ``#`` headings, pipe tables (each in a ``div.tblwrap`` that
+    scrolls sideways when wider than the page), ``-`` bullet lists (``*`` is a footnote mark in our tables),
+    paragraphs (all text escaped)."""
     out: list[str] = []
     lines = md.splitlines()
     i = 0
     while i < len(lines):
         line = lines[i].rstrip()
+        if _ITEM.match(line):
+            items = []
+            while i < len(lines) and (_ITEM.match(lines[i]) or (items and lines[i].startswith("  ") and lines[i].strip())):
+                item = _ITEM.match(lines[i])
+                if item:
+                    items.append(item.group(1).strip())
+                else:  # an indented line continues the item above
+                    items[-1] += " " + lines[i].strip()
+                i += 1
+            out.append("<ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in items) + "</ul>")
+            continue
         m = _ROW.match(line)
         if m:
             rows = []
@@ -145,7 +159,8 @@ def md_to_html(md: str) -> str:
                 head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
                 body = "".join(("<tr class='paper'>" if r and r[0].endswith("(paper)") else "<tr>")
                                + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows[1:])
-                out.append(f"<table class='tbl'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+                out.append(f"<div class='tblwrap'><table class='tbl'><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+                           "</table></div>")
             continue
         h = re.match(r"^(#{1,6})\s+(.*)$", line)
         if h:

@@ -16,9 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lensbench.core.extras import require
 from lensbench.core.resources import read_json
 from lensbench.core.results import RunResult
+from lensbench.report.plotstyle import pyplot, save_png
 from lensbench.report.tables import render_table
 
 __all__ = ["sweep_runs", "without_rejection", "render_sweep", "plot_fig6"]
@@ -103,16 +103,14 @@ def render_sweep(doc: dict[str, Any], fmt: str = "md", with_paper: bool = True) 
 def plot_fig6(doc: dict[str, Any], path: Path, with_paper: bool = True) -> Path:
     """Fig. 6 as a PNG at ``path``: two panels (w/o Rejection, Rejection) vs ratio, ours and the
     paper's. Needs ``lensbench[plots]``."""
-    mpl = require("matplotlib", "plots", "the Fig. 6 plot")
-    mpl.use("Agg")
-    pyplot = require("matplotlib.pyplot", "plots", "the Fig. 6 plot")
+    plt = pyplot("the Fig. 6 plot")
     ours = _fig6_points(sweep_runs(doc))
     series = [(Path(doc.get("base_model", "ours")).name, [(n, w, r) for n, w, r in ours])]
     if with_paper:
         f6 = read_json(_PAPER, "paper", "fig6.json")
         series.append((f"{f6['model']} (paper)", [(p["ratio"], p["without_rejection"], p["rejection"])
                                                    for p in f6["points"]]))
-    fig, axes = pyplot.subplots(1, 2, figsize=(9, 3.5))
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
     for ax, idx, title in ((axes[0], 1, "GroundingME w/o Rejection"), (axes[1], 2, "Rejection")):
         for label, pts in series:
             xs = [p[0] for p in pts if p[idx] is not None]
@@ -120,9 +118,6 @@ def plot_fig6(doc: dict[str, Any], path: Path, with_paper: bool = True) -> Path:
         ax.set_title(title)
         ax.set_xlabel("SFT neg:pos ratio")
         ax.set_ylabel("Acc@0.5 (%)")
-    axes[1].legend(fontsize=8)
-    fig.tight_layout()
+    axes[1].legend()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    pyplot.close(fig)
-    return path
+    return save_png(fig, path)

@@ -60,6 +60,14 @@
   function uniq(a) { var s = {}, o = []; a.forEach(function (x) { if (!(x in s)) { s[x] = 1; o.push(x); } }); return o; }
 
   /* ---------------- tabs */
+  function tabCounts() {
+    var n = { samples: S.length, compare: D.comparisons.length, plots: D.nFigures || 0 };
+    Object.keys(n).forEach(function (k) {
+      var b = document.querySelector('#tabs button[data-tab=' + k + ']');
+      b.appendChild(h('span', { cls: 'n', text: String(n[k]) }));
+    });
+    document.getElementById('meta').textContent = R.length + ' run' + (R.length === 1 ? '' : 's') + ' · generated ' + (D.generated || '');
+  }
   document.querySelectorAll('#tabs button').forEach(function (b) {
     b.addEventListener('click', function () { showTab(b.getAttribute('data-tab')); });
   });
@@ -79,19 +87,26 @@
   function renderSummary() {
     var box = document.getElementById('tab-summary');
     var benches = uniq(R.map(function (r) { return r.benchmark; }));
-    if (D.tables._leaderboard) box.appendChild(h('div', { cls: 'leaderboard', html: D.tables._leaderboard }));
+    /* tables and notes are HTML made by lensbench.report.viewer.html.md_to_html (every text escaped) */
+    if (benches.length > 1) box.appendChild(h('nav', { cls: 'toc' }, h('span', { cls: 'note', text: 'Benchmarks:' }),
+      benches.map(function (b) { return h('a', { href: '#bench-' + encodeURIComponent(b), text: b }); })));
+    if (D.tables._leaderboard) box.appendChild(h('div', { cls: 'panel leaderboard', html: D.tables._leaderboard }));
     benches.forEach(function (b) {
-      var sec = h('div', { cls: 'bench', 'data-bench': b }, h('h2', { text: b }));
+      var runs = R.filter(function (r) { return r.benchmark === b; });
+      var sec = h('div', { cls: 'panel bench', 'data-bench': b, id: 'bench-' + encodeURIComponent(b) }, h('h2', null, b,
+        h('span', { cls: 'sub', text: runs.length + ' run' + (runs.length === 1 ? '' : 's') + ' · ' +
+          runs.reduce(function (n, r) { return n + (r.n || 0); }, 0) + ' samples' })));
       if (D.tables[b]) sec.appendChild(h('div', { html: D.tables[b] }));
       var rows = R.filter(function (r) { return r.benchmark === b; }).map(function (r) {
         var c = r.counts || {};
         return h('tr', null, h('td', { text: r.label }), h('td', { text: r.complete ? 'finished' : 'unfinished' }),
           h('td', { text: fmt(r.n) }), h('td', { text: fmt(c.n_unparseable) }), h('td', { text: fmt(c.n_error) }),
-          h('td', { cls: 'note', text: (r.problems || []).join('; ') }), h('td', { text: r.path }));
+          h('td', { cls: 'note wrap', text: (r.problems || []).join('; ') }), h('td', { cls: 'path', text: r.path }));
       });
-      sec.appendChild(h('table', { cls: 'tbl runs' }, h('thead', null, h('tr', null,
+      sec.appendChild(h('h4', { text: 'Run folders' }));
+      sec.appendChild(h('div', { cls: 'tblwrap' }, h('table', { cls: 'tbl runs' }, h('thead', null, h('tr', null,
         ['run', 'status', 'records', 'unparseable', 'errors', 'problems', 'folder'].map(function (x) { return h('th', { text: x }); }))),
-        h('tbody', null, rows)));
+        h('tbody', null, rows))));
       box.appendChild(sec);
     });
     if (!R.length) box.appendChild(h('p', { cls: 'note', text: 'No runs.' }));
@@ -186,7 +201,7 @@
     var outer = h('div', { cls: compact ? 'mini sample' : 'card sample', 'data-i': i, 'data-outcome': s.o },
       h('h3', null, h('span', { cls: 'badge o-' + s.o, text: s.o }), h('code', { text: s.id }),
         h('span', { cls: 'run', text: run ? run.label + ' · ' + run.benchmark : '' })),
-      compact ? null : h('div', null, labels));
+      compact ? null : h('div', { cls: 'chips' }, labels));
     var c = h('div', { cls: 'text' }), md = media(s);
     outer.appendChild(compact || !md ? h('div', null, md, c) : h('div', { cls: 'body' }, md, c));
     var p = promptText(s);
@@ -225,25 +240,47 @@
     }
     return stats;
   }
+  function facet(k, vals, counts) {  /* one label filter: the label and its control in one unbreakable pill */
+    var e = h('select', { 'data-label': k, 'aria-label': k });
+    e.appendChild(h('option', { value: '', text: 'all' }));
+    vals.forEach(function (v) { var op = h('option', { value: v, text: v + ' (' + counts[v] + ')' }); if (st.labels[k] === v) op.selected = true; e.appendChild(op); });
+    var pill = h('label', { cls: 'facet' + (st.labels[k] !== undefined ? ' on' : ''), 'data-facet': k }, h('span', { cls: 'fl', text: k }), e);
+    e.addEventListener('change', function () {
+      if (e.value) st.labels[k] = e.value; else delete st.labels[k];
+      pill.classList.toggle('on', !!e.value); st.page = 0; clearButton(); renderList();
+    });
+    return pill;
+  }
+  function clearButton() {
+    var box = document.getElementById('f-labels'), old = box.querySelector('button.clear');
+    if (old) old.remove();
+    if (Object.keys(st.labels).length) box.appendChild(h('button', { cls: 'clear', text: 'clear filters', onclick: function () {
+      st.labels = {}; st.page = 0; buildControls(); renderList(); } }));
+  }
+  function buildFacets(stats, benches) {
+    /* only the selected benchmark's labels (the keys its records carry), with 2-60 values each */
+    var box = document.getElementById('f-labels');
+    box.innerHTML = '';
+    box.hidden = false;
+    if (!st.bench && benches.length > 1) {
+      box.appendChild(h('span', { cls: 'note', text: 'Choose a benchmark to filter by its labels.' }));
+      return;
+    }
+    var shown = Object.keys(stats).filter(function (k) { var n = Object.keys(stats[k]).length; return n >= 2 && n <= 60; });
+    if (!shown.length) { box.hidden = true; return; }
+    box.appendChild(h('span', { cls: 'lead', text: 'Filter' }));
+    shown.forEach(function (k) { box.appendChild(facet(k, Object.keys(stats[k]).sort(), stats[k])); });
+    clearButton();
+  }
   function buildControls() {
     var benches = uniq(R.map(function (r) { return r.benchmark; }));
-    sel('f-bench', [['', 'all']].concat(benches.map(function (b) { return [b, b]; })), st.bench);
+    if (benches.length === 1) st.bench = benches[0];
+    sel('f-bench', (benches.length > 1 ? [['', 'all']] : []).concat(benches.map(function (b) { return [b, b]; })), st.bench);
     sel('f-run', [['', 'all']].concat(R.filter(function (r) { return !st.bench || r.benchmark === st.bench; })
       .map(function (r) { return [String(r.i), r.label + ' · ' + r.benchmark]; })), st.run);
     sel('f-outcome', [['', 'all']].concat(['correct', 'wrong', 'unparseable', 'error', 'scored'].map(function (o) { return [o, o]; })), st.outcome);
-    var stats = labelStats(), box = document.getElementById('f-labels');
-    box.innerHTML = '';
-    var keys = Object.keys(stats);
-    keys.forEach(function (k) {
-      var vals = Object.keys(stats[k]);
-      if (vals.length < 2 || vals.length > 60) return;
-      vals.sort();
-      var e = h('select', { 'data-label': k });
-      e.appendChild(h('option', { value: '', text: 'all' }));
-      vals.forEach(function (v) { var op = h('option', { value: v, text: v + ' (' + stats[k][v] + ')' }); if (st.labels[k] === v) op.selected = true; e.appendChild(op); });
-      e.addEventListener('change', function () { if (e.value) st.labels[k] = e.value; else delete st.labels[k]; st.page = 0; renderList(); });
-      box.appendChild(h('label', null, k + ' ', e));
-    });
+    var stats = labelStats(), keys = Object.keys(stats);
+    buildFacets(stats, benches);
     var dflt = st.bench && (D.groupDefault[st.bench] || []).filter(function (k) { return keys.indexOf(k) >= 0; })[0];
     if (st.group === null || st.group === undefined) st.group = '';
     sel('f-group', [['', 'none']].concat(keys.map(function (k) { return [k, k]; })), st.group || '');
@@ -328,8 +365,10 @@
   function renderCompare() {
     var box = document.getElementById('tab-compare');
     if (!D.comparisons.length) { box.appendChild(h('p', { cls: 'note', text: 'Give two or more runs of one benchmark to compare them.' })); return; }
+    if (D.comparisons.length > 1) box.appendChild(h('nav', { cls: 'toc' }, h('span', { cls: 'note', text: 'Comparisons:' }),
+      D.comparisons.map(function (c, ci) { return h('a', { href: '#cmp-' + ci, text: c.benchmark + ': ' + c.a + ' vs ' + c.b }); })));
     D.comparisons.forEach(function (c, ci) {
-      var sec = h('div', { cls: 'comparison', 'data-ci': ci },
+      var sec = h('div', { cls: 'panel comparison', 'data-ci': ci, id: 'cmp-' + ci },
         h('h2', { text: c.benchmark + ': A = ' + c.a + '  vs  B = ' + c.b }),
         h('p', { cls: 'note', text: c.n_shared + ' shared samples (' + c.n_only_a + ' only in A, ' + c.n_only_b + ' only in B); each run scored as its own result scores it, on the units both scored. ' + c.ci_note }));
       var rows = c.rows.map(function (r) {
@@ -339,10 +378,11 @@
           h('td', { text: r.p_value === null ? '-' : r.p_value.toFixed(3) + (r.exact ? ' (exact)' : '') }), h('td', { text: fmt(r.n) }));
       });
       var unit = (c.design && c.design.cluster ? c.design.cluster : 'unit') + 's';
-      sec.appendChild(h('table', { cls: 'tbl deltas' }, h('thead', null, h('tr', null, ['metric', 'category', 'A', 'B', 'A−B', '95% CI', 'p', unit].map(function (x) { return h('th', { text: x }); }))),
-        h('tbody', null, rows)));
-      (c.notes || []).forEach(function (n) { sec.appendChild(h('p', { cls: 'note', text: n })); });
+      sec.appendChild(h('div', { cls: 'tblwrap' }, h('table', { cls: 'tbl deltas' }, h('thead', null, h('tr', null, ['metric', 'category', 'A', 'B', 'A−B', '95% CI', 'p', unit].map(function (x) { return h('th', { text: x }); }))),
+        h('tbody', null, rows))));
+      if ((c.notes || []).length) sec.appendChild(h('ul', { cls: 'notes' }, c.notes.map(function (n) { return h('li', { text: n }); })));
       sec.appendChild(h('h3', { text: c.flips.length + ' flipped samples' }));
+      if (c.flips.length) sec.appendChild(h('div', { cls: 'side heads' }, h('b', { text: 'A: ' + c.a }), h('b', { text: 'B: ' + c.b })));
       var flips = h('div', { cls: 'flips' }), shown = 0;
       function more() {
         c.flips.slice(shown, shown + 20).forEach(function (f) {
@@ -364,9 +404,21 @@
     var box = document.getElementById('tab-plots'), figs = JSON.parse(document.getElementById('lensbench-figures').textContent);
     box.classList.add('plots');
     if (!figs.length) box.appendChild(h('p', { cls: 'note', text: 'No plots for these runs.' }));
-    figs.forEach(function (f) { box.appendChild(h('figure', null, h('img', { src: f.src, alt: f.title, loading: 'lazy' }), h('figcaption', { text: f.title }))); });
+    figs.forEach(function (f) {  /* the title is drawn in the plot itself */
+      var im = h('img', { src: f.src, alt: f.title, title: f.title, loading: 'lazy' });
+      im.addEventListener('click', function () {
+        var body = document.getElementById('modal-body');
+        body.innerHTML = '';
+        body.appendChild(h('span', { cls: 'big' }, h('img', { src: f.src, alt: f.title })));
+        document.getElementById('modal').hidden = false;
+      });
+      var fig = h('figure', { 'data-title': f.title }, im);
+      im.addEventListener('load', function () { if (im.naturalWidth > 900) fig.classList.add('wide'); });  /* many panels: a whole row */
+      box.appendChild(fig);
+    });
   }
 
+  tabCounts();
   renderSummary();
   buildControls();
   wire();
