@@ -29,7 +29,7 @@ GROUPS = (RGB_TXT, RGB_TH_TXT, "Overall")
 RUN = f"lensbench run {NAME} --data-dir DATA --model SPEC --out RUN, then --match RUN=ROW"
 
 
-def extra_tables(benchmark: str, records: list[SampleRecord]) -> dict[str, Any]:
+def extra_tables(benchmark: str, records: list[SampleRecord], tables: dict[str, Any]) -> dict[str, Any]:
     """Sec. 4.3 counts as count tables over scenes: ``NonCompliance`` (Fails that are not refusals) and
     ``Refusals`` (:func:`lensbench.benchmarks.rgbth.refusal.fail_kind`), paper skills only."""
     if benchmark != NAME:

@@ -56,7 +56,9 @@ def _eligible(ctx: Context, benchmark: str, settings: Mapping[str, Any], ignore:
 @dataclass(frozen=True)
 class Contrast:
     """Within each run: pooled categories ``a`` minus pooled categories ``b`` of ``table``; ``expect``
-    ``">"`` (A higher) or ``"<"``; ``rows``: only runs matched to these paper names (a claim about them)."""
+    ``">"`` (A higher) or ``"<"``; ``rows``: only runs matched to these paper names (a claim about them).
+    ``table_b``: side B is this other table of the run on the same units (e.g. the strict score beside the
+    soft one), compared per category of ``a`` as paired tables (:func:`lensbench.scoring.paired.paired_difference`)."""
 
     benchmark: str
     table: str
@@ -65,12 +67,20 @@ class Contrast:
     expect: str = ">"
     settings: Mapping[str, Any] = field(default_factory=dict)
     rows: Sequence[str] = ()
+    table_b: str = ""
 
     def evaluate(self, ctx: Context) -> Outcome:
         runs, notes = _eligible(ctx, self.benchmark, self.settings, rows=self.rows)
         d = ctx.design(self.benchmark, claims=True)
         tests = []
         name_a, name_b = " + ".join(self.a), " + ".join(self.b)
+        if self.table_b:
+            for v in runs:
+                got, why = _paired(ctx, self.benchmark, self.table, self.a, v, v, self.expect,
+                                   f"{self.table} vs {self.table_b}", self.table_b)
+                tests += got
+                notes += why
+            return tests, "" if tests else _needs(self.benchmark, self.rows), notes
         for v in runs:
             t = ctx.tables(v).get(self.table)
             if t is None or any(c not in t.categories for c in (*self.a, *self.b)):
@@ -124,17 +134,18 @@ class Versus:
 
 
 def _paired(ctx: Context, benchmark: str, table: str, cats: Sequence[str], va: RunView, vb: RunView, expect: str,
-            what: str) -> tuple[list[TestResult], list[str]]:
+            what: str, table_b: str = "") -> tuple[list[TestResult], list[str]]:
     d = ctx.design(benchmark, claims=True)
-    ta, tb = ctx.tables(va).get(table), ctx.tables(vb).get(table)
+    ta, tb = ctx.tables(va).get(table), ctx.tables(vb).get(table_b or table)
     if ta is None or tb is None:
-        return [], [f"{va.label} / {vb.label}: no {table} table"]
+        return [], [f"{va.label} / {vb.label}: no {table} / {table_b or table} table"]
     out = []
     for c in cats:
         if c not in ta.categories or c not in tb.categories:
             continue
         r = paired_difference(ta, tb, c, n_resamples=d.n_resamples, seed=d.seed, level=d.level)
-        out.append(TestResult(f"{va.label} - {vb.label} ({what}): {table} {c}", r.diff, r.low, r.high, r.p_value,
+        who = va.label if va is vb else f"{va.label} - {vb.label}"
+        out.append(TestResult(f"{who} ({what}): {table} {c}", r.diff, r.low, r.high, r.p_value,
                               expect, f"paired runs, {d.describe()}; p: permutation over {d.cluster}s"
                                       + (" (exact)" if r.exact else ""), r.n))
     return out, []
@@ -156,7 +167,8 @@ def _pairs_text(rows: Sequence[tuple[str, str]], limit: int = 4) -> str:
 class Between:
     """Paired runs, A minus B, per category of ``categories``: the same model (its model name) with setting
     ``vary = (key, value of A, value of B)`` (None = not set), or a run matched to each paper name of a
-    pair in ``rows``. ``run``: how to make the runs (for the untestable line)."""
+    pair in ``rows``. ``among``: only runs matched to these paper names (a claim about some models).
+    ``run``: how to make the runs (for the untestable line)."""
 
     benchmark: str
     table: str
@@ -166,9 +178,11 @@ class Between:
     rows: Sequence[tuple[str, str]] = ()
     settings: Mapping[str, Any] = field(default_factory=dict)
     run: str = ""
+    among: Sequence[str] = ()
 
     def evaluate(self, ctx: Context) -> Outcome:
-        runs, notes = _eligible(ctx, self.benchmark, self.settings, [self.vary[0]] if self.vary else [])
+        runs, notes = _eligible(ctx, self.benchmark, self.settings, [self.vary[0]] if self.vary else [],
+                                rows=self.among)
         tests: list[TestResult] = []
         pairs: list[tuple[RunView, RunView, str]] = []
         if self.vary is not None:
@@ -186,6 +200,8 @@ class Between:
             notes += why
         need = ("runs of one model with " + f"{self.vary[0]}={show(self.vary[1])} and {show(self.vary[2])}"
                 if self.vary else "runs matched to " + _pairs_text(self.rows))
+        if self.among:
+            need += " matched to " + " or ".join(self.among)
         return tests, "" if tests else f"needs {need}" + (f": {self.run}" if self.run else ""), notes
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lensbench.report.reproduce.spec import Grid, Paper, Row
+from lensbench.report.reproduce.spec import ANY, Grid, Paper, Row
 from lensbench.report.reproduce.tables import metric_tables
 from lensbench.report.runinfo import coverage_label, protocol_settings, run_state
 from lensbench.report.runs import LoadedRun, ensure_records
@@ -34,6 +34,8 @@ def show(v: Any) -> str:
 
 def same_value(a: Any, b: Any) -> bool:
     """Setting values equal up to their JSON spelling (``"32"`` and ``32`` are the same frame count)."""
+    if a is ANY or b is ANY:
+        return True
     if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
         return a == b
     return show(a).lower() == show(b).lower()
@@ -129,7 +131,7 @@ class Context:
         req = self.required(view.benchmark, settings)
         out = []
         for k, want in req.items():
-            if k in free or k not in view.settings:
+            if k in free or k not in view.settings or want is ANY:
                 continue
             if not same_value(view.settings[k], want):
                 out.append(f"{k}={show(view.settings[k])} (the paper: {show(want)})")
@@ -146,6 +148,8 @@ class Context:
         """Why the run's numbers are not the paper's measurement: other settings, part of the data, an
         incomplete or killed run (``[]`` when none)."""
         out = self.mismatches(view, settings)
+        if self.paper.blockers is not None:
+            out += self.paper.blockers(view)
         if view.coverage:
             out.append(f"covers {view.coverage} (the paper: all)")
         if view.state:

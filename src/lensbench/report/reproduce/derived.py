@@ -5,6 +5,9 @@ same cluster resampling (:class:`lensbench.scoring.bootstrap.UnitTable`).
   (``scale=100``) or as a count (``count=True``: the scale is the number of records scored, so the value
   is how many records have it, and its CI resamples clusters at a fixed number of records);
   columns and categories from a label (e.g. one column per L-1 category).
+* :func:`revalue`: a unit table with each unit's value replaced (e.g. the mean over best-of-N samples
+  instead of the selected sample's hit): same units, columns, clusters and categories, so it pairs with
+  the original (:func:`lensbench.scoring.paired.pair_tables`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import numpy as np
 from lensbench.core.records import SampleRecord
 from lensbench.scoring.bootstrap import UnitTable
 
-__all__ = ["record_table"]
+__all__ = ["record_table", "revalue"]
 
 
 def record_table(metric: str, records: Sequence[SampleRecord], value: Callable[[SampleRecord], float | None],
@@ -45,3 +48,15 @@ def record_table(metric: str, records: Sequence[SampleRecord], value: Callable[[
     return UnitTable(metric, [r.sample_id for r, _v in rows], cols, num, den, np.zeros(len(cols), int),
                      [cluster(r) for r, _v in rows], cluster_name, "micro", cats,
                      float(len(rows)) if count else 100.0)
+
+
+def revalue(table: UnitTable, metric: str, values: dict[str, float | None]) -> UnitTable | None:
+    """``table`` with unit ``u``'s numerator ``values[u] * den`` (units without a value dropped); None when no
+    unit has one."""
+    keep = [u for u in table.units if values.get(u) is not None]
+    if not keep:
+        return None
+    t = table.subset(keep)
+    num = t.den * np.array([float(values[u]) for u in keep]).reshape(-1, 1)
+    return UnitTable(metric, t.units, t.columns, num, t.den, t.groups, t.clusters, t.cluster, t.pool, t.categories,
+                     t.scale, t.setting)

@@ -14,26 +14,39 @@ from __future__ import annotations
 from typing import Any
 
 from lensbench.core.records import SampleRecord
-from lensbench.report.reproduce.context import Context, RunView
+from lensbench.report.reproduce.context import Context, RunView, same_value
 from lensbench.report.reproduce.model import Section
 from lensbench.report.reproduce.spec import Baseline
 from lensbench.scoring.bootstrap import bootstrap_ci
 
-__all__ = ["necessity_section", "flags_of"]
+__all__ = ["necessity_section", "flags_of", "is_baseline"]
 
 
 def _concerned(r: SampleRecord, b: Baseline) -> bool:
     return all(str(r.labels.get(k, r.extra.get(k))) == str(v) for k, v in b.where.items())
 
 
+def is_baseline(ctx: Context, view: RunView, b: Baseline) -> bool:
+    """The run recorded every setting of ``b`` with ``b``'s value (a run that did not record one is never a
+    baseline) and the paper's defaults otherwise."""
+    return (all(k in view.settings and same_value(view.settings[k], v) for k, v in b.settings.items())
+            and not ctx.mismatches(view, b.settings))
+
+
+def _hit(b: Baseline):
+    return b.hit or (lambda r: r.outcome == "correct")
+
+
 def flags_of(records: list[SampleRecord], b: Baseline) -> dict[str, bool]:
     """``{sample_id: answerable without X}`` over the baseline run's scored items that ``b`` concerns."""
-    return {r.sample_id: r.outcome == "correct" for r in records if r.outcome != "error" and _concerned(r, b)}
+    hit = _hit(b)
+    return {r.sample_id: bool(hit(r)) for r in records if r.outcome != "error" and _concerned(r, b)}
 
 
-def _share(records: list[SampleRecord], ids: set[str]) -> tuple[float | None, int]:
+def _share(records: list[SampleRecord], ids: set[str], b: Baseline) -> tuple[float | None, int]:
     rs = [r for r in records if r.sample_id in ids and r.outcome != "error"]
-    return (100.0 * sum(r.outcome == "correct" for r in rs) / len(rs) if rs else None), len(rs)
+    hit = _hit(b)
+    return (100.0 * sum(bool(hit(r)) for r in rs) / len(rs) if rs else None), len(rs)
 
 
 def _score(ctx: Context, v: RunView, b: Baseline) -> str:
@@ -54,8 +67,9 @@ def necessity_section(ctx: Context) -> tuple[Section, list[dict[str, Any]]]:
                    "answerable without", "model right on those (%)", "model right on the rest (%)"]
     flags: list[dict[str, Any]] = []
     for b in ctx.paper.baselines:
-        base_runs = [v for v in ctx.of(b.benchmark) if not ctx.mismatches(v, b.settings)]
-        full_runs = [v for v in ctx.of(b.benchmark) if not ctx.mismatches(v, {})]
+        base_runs = [v for v in ctx.of(b.benchmark) if is_baseline(ctx, v, b)]
+        full_runs = [v for v in ctx.of(b.benchmark) if not ctx.mismatches(v, {})
+                     and not any(is_baseline(ctx, v, x) for x in ctx.paper.baselines)]
         if not base_runs:
             sec.needs.append(f"{b.name} (without {b.without}): no baseline run" + (f": {b.run}" if b.run else ""))
             continue
@@ -70,8 +84,8 @@ def necessity_section(ctx: Context) -> tuple[Section, list[dict[str, Any]]]:
             yes = {k for k, a in f.items() if a}
             for v in mine:
                 recs = ctx.records(v)
-                on_yes, _n = _share(recs, yes)
-                on_no, _n = _share(recs, set(f) - yes)
+                on_yes, _n = _share(recs, yes, b)
+                on_no, _n = _share(recs, set(f) - yes, b)
                 sec.rows.append([b.name, v.label, bv.label, f"{b.table} {b.category}", _score(ctx, v, b),
                                  _score(ctx, bv, b), len(f), f"{len(yes)} ({100.0 * len(yes) / len(f):.1f}%)"
                                  if f else "0", on_yes, on_no])

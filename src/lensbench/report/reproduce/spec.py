@@ -20,7 +20,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Row", "Col", "Grid", "Custom", "Baseline", "Claim", "Paper"]
+__all__ = ["Row", "Col", "Grid", "Custom", "Baseline", "Claim", "Paper", "ANY"]
+
+
+class _Any:
+    """A setting value that any value of the run satisfies (e.g. Tab. 4's average row: any best-of-N judge)."""
+
+    def __repr__(self) -> str:
+        return "ANY"
+
+
+#: the setting value "any" (:class:`_Any`)
+ANY = _Any()
 
 
 @dataclass(frozen=True)
@@ -91,7 +102,8 @@ class Baseline:
     "rgb-only"}``) sees everything but ``without`` (``"thermal image"``). Its items answered right are
     flagged "answerable without ``without``"; ``where``: label values of the items it concerns (e.g.
     ``{"group": "RGB-Th-Txt"}``; empty = all); ``table`` / ``category``: the score shown beside the
-    model's; ``run``: how to make such a run."""
+    model's; ``run``: how to make such a run; ``hit``: whether a record counts as answered (default: outcome
+    ``correct``; e.g. a GOBench critique within SPS range)."""
 
     name: str
     without: str
@@ -101,6 +113,7 @@ class Baseline:
     category: str
     where: Mapping[str, Any] = field(default_factory=dict)
     run: str = ""
+    hit: Callable[[Any], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -122,9 +135,11 @@ class Paper:
     from an artifact's ``settings`` ran another setting); ``free``: {benchmark: options that never make
     a run another setting (the model's own conventions, e.g. a box format)}; ``headline``: {benchmark:
     (table key, category)} of the score used for accuracy vs tokens; ``tables``: extra metric tables
-    from a run's records beyond :func:`lensbench.scoring.units.unit_tables` (``(benchmark, records) ->
-    {key: UnitTable}``, e.g. IF-Bench's strict score); ``models``: paper model names a run may be
-    matched to besides the rows' (named in claims); ``notes``: lines printed under the title.
+    beyond :func:`lensbench.scoring.units.unit_tables` (``(benchmark, records, unit tables) -> {key:
+    UnitTable}``, e.g. IF-Bench's strict score); ``models``: paper model names a run may be
+    matched to besides the rows' (named in claims); ``notes``: lines printed under the title;
+    ``blockers``: ``run view -> [reasons]`` the paper's own reasons a run is not its measurement beyond
+    options (e.g. no answer parser where the paper used one).
     """
 
     title: str
@@ -136,9 +151,10 @@ class Paper:
     claims: Sequence[Claim] = ()
     baselines: Sequence[Baseline] = ()
     free: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    tables: Callable[[str, list], dict[str, Any]] | None = None
+    tables: Callable[[str, list, dict], dict[str, Any]] | None = None
     models: Sequence[str] = ()
     notes: Sequence[str] = ()
+    blockers: Callable[[Any], list[str]] | None = None
 
     def model_names(self) -> list[str]:
         """Every name ``--match`` accepts: the rows' models and labels and :attr:`models`, in order."""

@@ -18,12 +18,13 @@ __all__ = ["metric_tables"]
 
 
 def metric_tables(benchmark: str, records: Sequence[SampleRecord],
-                  extra: Callable[[str, list[SampleRecord]], dict[str, Any]] | None = None) -> dict[str, UnitTable]:
-    """``{key: UnitTable}`` of a run's records: the benchmark's unit tables, then ``extra(benchmark,
-    records)`` (a paper's own tables; a key there replaces the unit table of that key). ``{}`` for no
-    records."""
+                  extra: Callable[[str, list[SampleRecord], dict[str, UnitTable]], dict[str, Any]] | None = None
+                  ) -> dict[str, UnitTable]:
+    """``{key: UnitTable}`` of a run's records: the benchmark's unit tables, then ``extra(benchmark, records,
+    unit tables)`` (a paper's own tables, possibly derived from the unit tables; a key there replaces the unit
+    table of that key). ``{}`` for no records."""
     recs = list(records)
     out = dict(unit_tables(benchmark, recs)) if recs else {}
     if extra is not None and recs:
-        out.update({k: v for k, v in extra(benchmark, recs).items() if v is not None})
+        out.update({k: v for k, v in extra(benchmark, recs, dict(out)).items() if v is not None})
     return out
