@@ -37,9 +37,7 @@ def build_grid(ctx: Context, grid: Grid) -> Section:
     for view in ctx.of(grid.benchmark):
         row, why = ctx.row_for(view, grid)
         settings = {**grid.settings, **(row.settings if row is not None else {})}
-        blockers = list(why)
-        blockers += [b for b in ctx.blockers(view, settings) if row is not None or not why or
-                     not b.startswith(tuple(f"{k}=" for k in view.settings))]
+        blockers = list(why) + [b for b in ctx.blockers(view, settings) if b not in why]
         if row is not None and not blockers:
             done.add(row.label)
         caveats = ctx.caveats(view, settings)
