@@ -24,13 +24,15 @@ B = 400  # resamples in these tests (fast; the CLI default is 2000)
 
 def write(run_dir: Path, benchmark: str, model: str, records: list[SampleRecord], options: dict | None = None,
           judge: str | None = None, manifest: dict | None = None) -> Path:
-    """A finished run folder of ``records`` with ``options`` (run.json) and, when given, the judge in result.json."""
+    """A finished run folder of ``records`` with ``options`` (run.json and result.json, as a run writes them) and,
+    when given, the judge in result.json."""
     write_run(run_dir, benchmark, model, records, {}, manifest={"options": options or {}, **(manifest or {})})
+    p = run_dir / "result.json"
+    doc = json.loads(p.read_text(encoding="utf-8"))
+    doc["options"] = options or {}
     if judge:
-        p = run_dir / "result.json"
-        doc = json.loads(p.read_text(encoding="utf-8"))
         doc["extra"]["judge"] = judge
-        p.write_text(json.dumps(doc), encoding="utf-8")
+    p.write_text(json.dumps(doc), encoding="utf-8")
     return run_dir
 
 

@@ -147,9 +147,12 @@ class Context:
     def blockers(self, view: RunView, settings: Mapping[str, Any]) -> list[str]:
         """Why the run's numbers are not the paper's measurement: other settings, part of the data, an
         incomplete or killed run (``[]`` when none)."""
-        out = self.mismatches(view, settings)
-        if self.paper.blockers is not None:
-            out += self.paper.blockers(view)
+        return self.mismatches(view, settings) + self.run_blockers(view)
+
+    def run_blockers(self, view: RunView) -> list[str]:
+        """The blockers that do not depend on a row's settings: the paper's own, part of the data, an incomplete
+        or killed run."""
+        out = list(self.paper.blockers(view)) if self.paper.blockers is not None else []
         if view.coverage:
             out.append(f"covers {view.coverage} (the paper: all)")
         if view.state:
@@ -159,12 +162,12 @@ class Context:
     def row_for(self, view: RunView, grid: Grid) -> tuple[Row | None, list[str]]:
         """The published row of ``grid`` the run is compared with, or ``(None, reasons)``.
 
-        Candidate rows: the row whose label the run is matched to, else the rows of a matched model (not
-        ``by_label`` rows); among them the one whose settings the run has. Several -> ambiguous (match a
+        Candidate rows: the row whose label (other than its model's name) the run is matched to, else the rows
+        of a matched model (not ``by_label`` rows); among them the one whose settings the run has. Several -> ambiguous (match a
         label); none -> another model, or the settings of the nearest candidate.
         """
         names = set(view.names)
-        cands = [r for r in grid.rows if r.label in names] or \
+        cands = [r for r in grid.rows if r.label in names and r.label != r.model] or \
                 [r for r in grid.rows if not r.by_label and r.model in names]
         if not cands:
             if not grid.rows:

@@ -37,7 +37,11 @@ def build_grid(ctx: Context, grid: Grid) -> Section:
     for view in ctx.of(grid.benchmark):
         row, why = ctx.row_for(view, grid)
         settings = {**grid.settings, **(row.settings if row is not None else {})}
-        blockers = list(why) + [b for b in ctx.blockers(view, settings) if b not in why]
+        if row is not None:
+            blockers = ctx.blockers(view, settings)
+        else:  # a settings mismatch with the nearest row of the run's model is already in ``why``
+            named = any(w.startswith("another setting") for w in why)
+            blockers = why + ([] if named else ctx.mismatches(view, settings)) + ctx.run_blockers(view)
         if row is not None and not blockers:
             done.add(row.label)
         caveats = ctx.caveats(view, settings)
