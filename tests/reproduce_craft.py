@@ -23,13 +23,14 @@ B = 400  # resamples in these tests (fast; the CLI default is 2000)
 
 
 def write(run_dir: Path, benchmark: str, model: str, records: list[SampleRecord], options: dict | None = None,
-          judge: str | None = None, manifest: dict | None = None) -> Path:
+          judge: str | None = None, manifest: dict | None = None, counts: dict | None = None) -> Path:
     """A finished run folder of ``records`` with ``options`` (run.json and result.json, as a run writes them) and,
-    when given, the judge in result.json."""
+    when given, the judge and more ``counts`` in result.json."""
     write_run(run_dir, benchmark, model, records, {}, manifest={"options": options or {}, **(manifest or {})})
     p = run_dir / "result.json"
     doc = json.loads(p.read_text(encoding="utf-8"))
     doc["options"] = options or {}
+    doc["counts"].update(counts or {})
     if judge:
         doc["extra"]["judge"] = judge
     p.write_text(json.dumps(doc), encoding="utf-8")
