@@ -16,8 +16,8 @@ from lensbench.benchmarks.groundingme.score import THRESHOLDS, hit_at
 from lensbench.core.records import SampleRecord
 from lensbench.core.resources import read_json
 from lensbench.report.reproduce import Section
-from lensbench.report.reproduce.cells import judge_difference
 from lensbench.report.reproduce.derived import record_table, revalue
+from lensbench.report.reproduce.pairs import difference_cells, run_pairs
 from lensbench.report.reproduce.stats import with_category
 from lensbench.scoring.bootstrap import UnitTable
 
@@ -87,27 +87,13 @@ def fig5_section(ctx) -> Section:
     paired difference per L-1 category and Total with its CI, beside Tab. 6 minus Tab. 3."""
     sec = Section("Fig. 5", "Acc@0.5 gain from thinking per model (thinking - no thinking, points)")
     t3 = {r["model"]: r["values"] for r in read_json(__package__, "paper", "table3.json")["rows"]}
-    key = "extra_body.chat_template_kwargs.enable_thinking"
-    runs = [v for v in ctx.of(MAIN) if not ctx.mismatches(v, {}, [key])]
-    pairs = [(a, b, m) for m, _v in thinking_rows() for a in runs if f"{m} (thinking)" in a.names
-             for b in runs if m in b.names and b is not a]
-    pairs += [(a, b, None) for a in runs for b in runs if a is not b and a.model == b.model
-              and a.settings.get(key) is True and b.settings.get(key) in (False, None)]
     think = dict(thinking_rows())
-    d = ctx.design(MAIN)
-    for a, b, m in pairs:
-        block = [x for v in (a, b) for x in ctx.blockers(v, {}) if not x.startswith(key)]
-        for c in ("Total", *L1):
-            pub = None if m is None else round(think[m][c] - t3[m][c], 4)
-            cell = judge_difference(f"{a.label} - {b.label}", c, ctx.tables(a).get("Acc@0.5"),
-                                    ctx.tables(b).get("Acc@0.5"), c, pub, d, blockers=block,
-                                    paper_row=None if m is None else f"Tab. 6 - Tab. 3: {m}")
-            if pub is None and not cell.reason:
-                cell.reason = "one model with thinking toggled: the paper's pairs are its Tab. 6 models"
-            sec.cells.append(cell)
+    pairs = run_pairs(ctx, MAIN, [(f"{m} (thinking)", m, m) for m in think], {})
+    difference_cells(ctx, sec, MAIN, "Acc@0.5", ("Total", *L1), pairs, {},
+                     lambda m, c: round(think[m][c] - t3[m][c], 4), lambda m: f"Tab. 6 - Tab. 3: {m}",
+                     "one model with thinking toggled: the paper's pairs are its Tab. 6 models",
+                     "Fig. 5 / Tab. 6: needs a thinking and a no-thinking run of one model: --match RUN=MODEL and "
+                     "--match RUN2='MODEL (thinking)', or --thinking / --no-thinking runs")
     sec.notes.append("Fig. 5 prints no numbers; its gains are Tab. 6 minus Tab. 3 (paper/table6.json notes where "
                      "Sec. 5.1's text disagrees).")
-    if not pairs:
-        sec.needs.append("Fig. 5 / Tab. 6: needs a thinking and a no-thinking run of one model: --match RUN=MODEL and "
-                         "--match RUN2='MODEL (thinking)', or --thinking / --no-thinking runs")
     return sec

@@ -16,10 +16,10 @@ import numpy as np
 from lensbench.benchmarks.ifbench.analyses import paper_table, parse_model_name
 from lensbench.benchmarks.ifbench.benchmark import IFBench
 from lensbench.benchmarks.ifbench.data import ABBREVS, COLUMNS
-from lensbench.benchmarks.ifbench.editor import editor_of
+from lensbench.benchmarks.ifbench.report import editor_of
 from lensbench.report.reproduce import Section
-from lensbench.report.reproduce.cells import judge_difference
 from lensbench.report.reproduce.claims import Between, Contrast
+from lensbench.report.reproduce.pairs import THINKING, difference_cells, run_pairs
 from lensbench.report.reproduce.plots import boxes
 from lensbench.report.reproduce.spec import Baseline, Claim, Col, Custom, Grid, Paper, Row
 from lensbench.scoring.bootstrap import UnitTable
@@ -90,28 +90,15 @@ def fig5_section(ctx) -> Section:
     difference for that pair."""
     sec = Section("Fig. 5", "Score change from thinking, per pair (thinking - non-thinking, points)")
     t2 = {r["model"]: r for r in paper_table("table2")["rows"]}
-    key = "extra_body.chat_template_kwargs.enable_thinking"
-    runs = [v for v in ctx.of(NAME) if not ctx.mismatches(v, {"input": "if", "blind": False}, [key])]
-    pairs = [(a, b, ta, tb) for ta, tb in thinking_pairs() for a in runs if ta in a.names for b in runs
-             if tb in b.names]
-    pairs += [(a, b, None, None) for a in runs for b in runs if a.model == b.model and a is not b
-              and a.settings.get(key) is True and b.settings.get(key) in (False, None)]
-    d = ctx.design(NAME)
-    for a, b, ta, tb in pairs:
-        block = [x for v in (a, b) for x in ctx.blockers(v, {"input": "if"}) if not x.startswith(key)]
-        for c in COLUMNS:
-            pub = None if ta is None else t2[ta][c] - t2[tb][c]
-            sec.cells.append(judge_difference(f"{a.label} - {b.label}", c, ctx.tables(a).get("Score"),
-                                              ctx.tables(b).get("Score"), c, pub, d, blockers=block,
-                                              paper_row=None if ta is None else f"{ta} - {tb}"))
-    for cell in sec.cells:
-        if cell.published is None and not cell.reason:
-            cell.reason = "the paper's pairs are Tab. 2 models; this pair (one model, thinking toggled) is not one"
+    base = {"input": "if", "blind": False}
+    pairs = run_pairs(ctx, NAME, [(a, b, (a, b)) for a, b in thinking_pairs()], base)
+    difference_cells(ctx, sec, NAME, "Score", COLUMNS, pairs, {"input": "if"},
+                     lambda tag, c: t2[tag[0]][c] - t2[tag[1]][c], lambda tag: f"{tag[0]} - {tag[1]}",
+                     "the paper's pairs are Tab. 2 models; this pair (one model, thinking toggled) is not one",
+                     "Fig. 5: needs a thinking and a non-thinking run of one model (runs matched to a pair of Tab. 2, "
+                     "e.g. Qwen3-VL-8B-Thinking and Qwen3-VL-8B-Instruct, or --thinking / --no-thinking)")
     sec.notes.append("Sec. 5.2 quotes the means over its 14 pairs: TFU +4.2, TFR +4.42, TL -4.90, AR -1.68, "
                      "Avg +0.34.")
-    if not pairs:
-        sec.needs.append("Fig. 5: needs a thinking and a non-thinking run of one model (runs matched to a pair of "
-                         "Tab. 2, e.g. Qwen3-VL-8B-Thinking and Qwen3-VL-8B-Instruct, or --thinking / --no-thinking)")
     return sec
 
 
@@ -141,7 +128,7 @@ def fig6_section(ctx) -> Section:
 
 def _claims() -> list[Claim]:
     pairs = thinking_pairs()
-    think = "extra_body.chat_template_kwargs.enable_thinking"
+    think = THINKING
     return [
         Claim("C1", "GenViP consistently improves performance across various models.", "Sec. 5.3, Tab. 4",
               Between(NAME, "Score", ("Avg",), ">", vary=("input", GENVIP, "if"), run=RUN + " --input if / if+rgb+text")),

@@ -50,12 +50,7 @@ def boxes(groups: Mapping[str, Mapping[str, Sequence[float]]], ylabel: str, titl
             patch.set_facecolor(f"C{k}")
             patch.set_alpha(0.5)
         ax.plot([], [], color=f"C{k}", label=series)
-    ax.set_xticks(range(len(cats)))
-    ax.set_xticklabels(cats)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(fontsize=7)
-    return _png(fig)
+    return _finish(fig, ax, cats, ylabel, title)
 
 
 def lines(series: Mapping[str, Sequence[tuple[str, float | None]]], ylabel: str, title: str) -> bytes | None:
@@ -69,8 +64,12 @@ def lines(series: Mapping[str, Sequence[tuple[str, float | None]]], ylabel: str,
         d = dict(pts)
         ax.plot(range(len(xs)), [d.get(x) if d.get(x) is not None else float("nan") for x in xs], marker="o",
                 label=name)
-    ax.set_xticks(range(len(xs)))
-    ax.set_xticklabels(xs)
+    return _finish(fig, ax, xs, ylabel, title)
+
+
+def _finish(fig, ax, ticks: Sequence[str], ylabel: str, title: str) -> bytes:
+    ax.set_xticks(range(len(ticks)))
+    ax.set_xticklabels(ticks)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=7)

@@ -1,7 +1,7 @@
 """IF-Bench Tab. 5 ("Impact of editing models"): GenViP runs (``--input if+rgb+text``) with an Editor
 column, the paper's rows (``benchmarks/ifbench/paper/table5_6.json``) beside ours.
 
-A run's editor: :func:`lensbench.benchmarks.ifbench.editor.editor_of` (from the run's
+A run's editor: :func:`lensbench.benchmarks.ifbench.report.editor_of` (from the run's
 ``translate_report.json``).
 """
 
@@ -11,8 +11,7 @@ from collections.abc import Sequence
 
 from lensbench.benchmarks.ifbench.analyses import paper_table
 from lensbench.benchmarks.ifbench.data import COLUMNS
-from lensbench.benchmarks.ifbench.editor import editor_of
-from lensbench.benchmarks.ifbench.report import label
+from lensbench.benchmarks.ifbench.report import editor_of, label
 from lensbench.core.results import RunResult
 from lensbench.report.tables import render_table
 
