@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lensbench.report.reproduce.model import CONSISTENT, DIFFERS, NOT_COMPARABLE, Cell
+from lensbench.report.reproduce.model import CONSISTENT, DIFFERS, Cell
 from lensbench.report.reproduce.stats import inversion_p
 from lensbench.scoring.bootstrap import Design, UnitTable, bootstrap_ci, bootstrap_stats, percentile_interval
 from lensbench.scoring.paired import pair_tables, paired_stats

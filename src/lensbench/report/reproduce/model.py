@@ -26,8 +26,9 @@ class Cell:
     ``row``: our row (a run, or a run against a paper row: ``"GLM-4.5V (runs/glm)"``); ``paper_row``:
     the published row compared with (None: none); ``column``: as printed; ``value`` / ``low`` / ``high``:
     ours with its 95% CI (None when not computed); ``n``: clusters resampled; ``published``; ``verdict``
-    one of :data:`VERDICTS`; ``p``: two-sided p of "our value equals the published one" (``differs``
-    only); ``reason``: why not comparable, or a note.
+    one of :data:`VERDICTS`; ``p``: two-sided p of "our value equals the published one" (whenever a CI
+    was drawn and there is a published value; None for a deterministic cell); ``reason``: why not
+    comparable, or a note.
     """
 
     row: str
