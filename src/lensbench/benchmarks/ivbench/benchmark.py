@@ -15,7 +15,7 @@ This module holds the :class:`IVBench` class: frames are sampled with
 :class:`lensbench.media.frame_cache.FrameCache` (each video decoded once for every config), one
 request per query and config is built in the ``--pattern`` image order (``video-first``: N frames
 in time order, the query image, the text; ``image-first``: image, frames, text; ``text-only``:
-frames, text), replies are parsed and scored into :class:`~lensbench.core.records.SampleRecord`.
+frames, text; ``no-video``: image, text; ``blind``: text), replies are parsed and scored into :class:`~lensbench.core.records.SampleRecord`.
 Frames are logged as the video path plus each frame's timestamp.
 """
 
