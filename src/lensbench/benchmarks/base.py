@@ -167,16 +167,26 @@ class Benchmark(ABC):
 
         Raises ConfigError when the package has no ``stats`` module; DataError for unreadable data.
         """
+        return self._own_module("stats", "'lensbench data stats' has no statistics").dataset_stats(Path(data_dir))
+
+    def reproduction(self) -> Any:
+        """The paper's declaration for ``lensbench reproduce`` (a :class:`lensbench.report.reproduce.spec.Paper`):
+        ``paper()`` of the ``reproduce`` module in this benchmark's own package (its tables, figures, claims
+        and baselines live with it). Raises ConfigError when the package has none."""
+        return self._own_module("reproduce", "'lensbench reproduce' has no paper declaration").paper()
+
+    def _own_module(self, name: str, missing: str) -> Any:
+        """The module ``name`` of this benchmark's package; ConfigError ``"<missing> for <benchmark>"`` when
+        there is none (a module that exists but imports something missing raises as it is)."""
         import importlib
 
         pkg = type(self).__module__.rpartition(".")[0]
         try:
-            mod = importlib.import_module(f"{pkg}.stats")
+            return importlib.import_module(f"{pkg}.{name}")
         except ModuleNotFoundError as exc:
-            if not exc.name or not f"{pkg}.stats".startswith(exc.name):
-                raise  # the stats module exists but imports something missing
-            raise ConfigError(f"'lensbench data stats' has no statistics for {self.name}") from None
-        return mod.dataset_stats(Path(data_dir))
+            if not exc.name or not f"{pkg}.{name}".startswith(exc.name):
+                raise
+            raise ConfigError(f"{missing} for {self.name}") from None
 
     def judge_use(self) -> str | None:
         """Why these options send judge / answer-parser requests (a short phrase), or None when the protocol

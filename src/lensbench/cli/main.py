@@ -26,6 +26,7 @@ from lensbench.cli.tools import TOOL_GROUPS
 from lensbench.cli.listcmd import register as register_list
 from lensbench.cli.view import RESAMPLES_HELP, SEED_HELP
 from lensbench.cli.view import register as register_view
+from lensbench.cli.reproduce import register as register_reproduce
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 from lensbench.core.console import err_console, fail, guard, make_console
 from lensbench.core.errors import LensbenchError
@@ -37,7 +38,7 @@ from lensbench.runtime.rebuild import load_for_report
 #: the top-level commands in help, group by group, in this order (the papers' tool groups close the list)
 PANELS: list[tuple[str, list[str]]] = [
     ("Run", ["run", "eval", "merge", "list"]),
-    ("Results", ["report", "view", "compare", "show", "export", "log"]),
+    ("Results", ["report", "view", "compare", "reproduce", "show", "export", "log"]),
     ("Data", ["data"]),
     ("Tools", ["repair"] + [name for name, _target in TOOL_GROUPS if name != "data"]),
 ]
@@ -54,6 +55,7 @@ out_console = make_console(stderr=False)
 def _register_all() -> None:
     install_help_format()
     register_view(app)
+    register_reproduce(app)
     register_eval(app)
     register_merge(app)
     register_list(app)

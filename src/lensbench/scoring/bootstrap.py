@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["UnitTable", "Interval", "Design", "bootstrap_ci", "bootstrap_all", "DEFAULT_RESAMPLES", "METHOD",
+__all__ = ["UnitTable", "Interval", "Design", "bootstrap_ci", "bootstrap_stats", "bootstrap_all", "DEFAULT_RESAMPLES", "METHOD",
            "pooled_stat", "cluster_counts", "category_clusters", "percentile_interval", "plural"]
 
 #: resamples of every CI, p-value and paired CI unless the user asks for another count
@@ -236,18 +236,34 @@ def bootstrap_ci(table: UnitTable, category: str | None = None, *, n_resamples: 
     """
     cat = category or table.headline
     cols = table.categories[cat]
-    _ids, n_cl, d_cl = table.cluster_sums()
+    _ids, _n_cl, d_cl = table.cluster_sums()
     sel = category_clusters(d_cl, cols)
     value = table.value(cat)
     n_units = int((table.den[:, cols].sum(axis=1) > 0).sum())
     iv = Interval(value, None, None, len(sel), seed, n_resamples, "percentile", level, table.cluster, n_units)
-    if value is None or len(sel) < 2:
-        return iv
-    rng = np.random.default_rng(seed)
-    w = cluster_counts(rng, len(sel), n_resamples)
-    stats = pooled_stat(w @ n_cl[np.ix_(sel, cols)], w @ d_cl[np.ix_(sel, cols)], table.groups[cols], table.pool)
-    iv.low, iv.high = (x * table.scale for x in percentile_interval(stats, level))
+    stats = _raw_stats(table, cat, n_resamples, seed)
+    if stats is not None:
+        iv.low, iv.high = (x * table.scale for x in percentile_interval(stats, level))
     return iv
+
+
+def bootstrap_stats(table: UnitTable, category: str | None = None, *, n_resamples: int = DEFAULT_RESAMPLES,
+                    seed: int = 0) -> np.ndarray | None:
+    """The (n_resamples,) resampled values of a category's metric (the table's scale), drawn exactly as
+    :func:`bootstrap_ci` draws them (its interval is their percentile interval); None when the category
+    has no value or fewer than 2 clusters. Raises KeyError for an unknown category."""
+    stats = _raw_stats(table, category or table.headline, n_resamples, seed)
+    return None if stats is None else stats * table.scale
+
+
+def _raw_stats(table: UnitTable, cat: str, n_resamples: int, seed: int) -> np.ndarray | None:
+    cols = table.categories[cat]
+    _ids, n_cl, d_cl = table.cluster_sums()
+    sel = category_clusters(d_cl, cols)
+    if table.value(cat) is None or len(sel) < 2:
+        return None
+    w = cluster_counts(np.random.default_rng(seed), len(sel), n_resamples)
+    return pooled_stat(w @ n_cl[np.ix_(sel, cols)], w @ d_cl[np.ix_(sel, cols)], table.groups[cols], table.pool)
 
 
 def bootstrap_all(table: UnitTable, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,

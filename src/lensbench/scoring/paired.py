@@ -32,7 +32,7 @@ import numpy as np
 from lensbench.scoring.bootstrap import (DEFAULT_RESAMPLES, UnitTable, category_clusters, cluster_counts,
                                          percentile_interval, pooled_stat)
 
-__all__ = ["PairedResult", "pair_tables", "paired_difference", "paired_all", "permutation_pvalue"]
+__all__ = ["PairedResult", "pair_tables", "paired_difference", "paired_stats", "paired_all", "permutation_pvalue"]
 
 _EPS = float(np.finfo(float).eps) * 100  # scipy.stats.permutation_test's relative tolerance for ties
 
@@ -147,12 +147,34 @@ def paired_difference(ta: UnitTable, tb: UnitTable, category: str | None = None,
     g = a.groups[cols]
     sa, sda = na[np.ix_(sel, cols)], da[np.ix_(sel, cols)]
     sb, sdb = nb[np.ix_(sel, cols)], db[np.ix_(sel, cols)]
-    w = cluster_counts(np.random.default_rng(seed), len(sel), n_resamples)
-    boot = (pooled_stat(w @ sa, w @ sda, g, a.pool) - pooled_stat(w @ sb, w @ sdb, g, a.pool)) * a.scale
-    res.low, res.high = percentile_interval(boot, level)
+    res.low, res.high = percentile_interval(_boot(sa, sda, sb, sdb, g, a, n_resamples, seed), level)
     res.p_value, res.exact, res.n_discordant = permutation_pvalue(sa, sda, sb, sdb, g, a.pool, a.scale,
                                                                   n_resamples=n_resamples, seed=seed)
     return res
+
+
+def _boot(sa, sda, sb, sdb, g, a: UnitTable, n_resamples: int, seed: int) -> np.ndarray:
+    """Bootstrap A - B over the selected clusters' sums (the same clusters drawn for both runs)."""
+    w = cluster_counts(np.random.default_rng(seed), len(sa), n_resamples)
+    return (pooled_stat(w @ sa, w @ sda, g, a.pool) - pooled_stat(w @ sb, w @ sdb, g, a.pool)) * a.scale
+
+
+def paired_stats(ta: UnitTable, tb: UnitTable, category: str | None = None, *, n_resamples: int = DEFAULT_RESAMPLES,
+                 seed: int = 0, paired: tuple[UnitTable, UnitTable] | None = None) -> np.ndarray | None:
+    """The (n_resamples,) bootstrap values of A - B drawn exactly as :func:`paired_difference` draws its CI
+    (on the units both scored); None where a side has no value or fewer than 2 clusters count."""
+    a, b = paired or pair_tables(ta, tb)
+    cat = category or a.headline
+    cols = a.categories[cat]
+    if a.value(cat) is None or b.value(cat) is None:
+        return None
+    _ids, na, da = a.cluster_sums()
+    _ids, nb, db = b.cluster_sums()
+    sel = category_clusters(da, cols)
+    if len(sel) < 2:
+        return None
+    ix = np.ix_(sel, cols)
+    return _boot(na[ix], da[ix], nb[ix], db[ix], a.groups[cols], a, n_resamples, seed)
 
 
 def paired_all(ta: UnitTable, tb: UnitTable, categories: list[str] | None = None, *,

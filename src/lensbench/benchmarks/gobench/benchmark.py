@@ -92,6 +92,8 @@ class GOBench(Benchmark):
                                                  "ratings file that holds several")
         categories: Optional[str] = Field(default=None, description="comma-separated categories to keep "
                                           "(direct_light_images,reflect_light_images,refracted_light_images)")
+        blind: bool = Field(default=False, description="send the critic prompt without the image (a language-prior "
+                            "baseline: how close to the people can ratings be from the prompt alone?)")
 
     def __init__(self, options: BaseModel | None = None):
         super().__init__(options)
@@ -175,11 +177,11 @@ class GOBench(Benchmark):
         prime_sha256(r.image_path for r in samples if r.image_path)
         out = []
         for r in samples:
-            img = ImagePart.of(r.image_path)  # type: ignore[arg-type]
+            img = () if self.options.blind else (ImagePart.of(r.image_path),)  # type: ignore[arg-type]
             if self.options.prompt_style == "vlmevalkit":
-                msg = Message.user(img, TextPart(text=load_prompt("vlmevalkit_sys") + "\n" + (r.tsv_question or "")))
+                msg = Message.user(*img, TextPart(text=load_prompt("vlmevalkit_sys") + "\n" + (r.tsv_question or "")))
             else:
-                msg = Message.user(TextPart(text=critic_prompt(r.prompt, r.questions, name)), img)
+                msg = Message.user(TextPart(text=critic_prompt(r.prompt, r.questions, name)), *img)
             kw = {"params": params} if params is not None else {}
             out.append(Request(id=r.index, messages=(msg,), meta={"replay_match": ["gobench", r.index],
                                                                    "answer_space": space}, **kw))

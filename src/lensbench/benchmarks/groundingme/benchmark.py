@@ -95,6 +95,8 @@ class GroundingME(Benchmark):
         resize_factor: int = Field(default=28, ge=1, description="abs-resized: smart-resize patch factor")
         resize_min_pixels: int = Field(default=3136, ge=1, description="abs-resized: smart-resize min_pixels")
         resize_max_pixels: int = Field(default=12845056, ge=1, description="abs-resized: smart-resize max_pixels")
+        blind: bool = Field(default=False, description="send the Table 9 prompt without the image (a language-prior "
+                            "baseline; boxes are read in the original image's frame)")
 
         @field_validator("bbox_format")
         @classmethod
@@ -169,7 +171,7 @@ class GroundingME(Benchmark):
                                                                               else ctx.seed) + k})
                 rid = candidate_id(s.id, k, n)
                 requests[rid] = Request(
-                    id=rid, messages=(Message.user(part, prompt),), params=params,
+                    id=rid, messages=(Message.user(prompt) if o.blind else Message.user(part, prompt),), params=params,
                     meta={"benchmark": self.name, "sample_id": s.id, "sample_index": k, "subtask_l1": s.subtask_l1,
                           "bbox": list(s.bbox) if s.bbox else None, "width": s.width, "height": s.height})
         replies = await ctx.generate(list(requests.values()), label="groundingme")

@@ -5,8 +5,10 @@ thinking deltas (Fig. 5). Pure functions of :class:`RunResult` s.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from lensbench.benchmarks.ifbench.analyses import (norm_name, paper_table, parse_model_name, scale_correlation,
@@ -17,7 +19,7 @@ from lensbench.core.results import RunResult
 from lensbench.report.common import empty_notes, incomplete_notes, run_label, skipped_notes
 from lensbench.report.tables import render_table
 
-__all__ = ["render", "render_inputs", "render_scale", "render_thinking", "facts", "label", "setting"]
+__all__ = ["render", "render_inputs", "render_scale", "render_thinking", "facts", "label", "setting", "editor_of"]
 
 
 def setting(r: RunResult) -> tuple[str, bool]:
@@ -25,6 +27,24 @@ def setting(r: RunResult) -> tuple[str, bool]:
     inp = r.counts.get("input") or r.options.get("input", "if")
     blind = bool(r.counts.get("blind", r.options.get("blind", False)))
     return inp, blind
+
+
+def editor_of(r: RunResult) -> str:
+    """The image editor behind a GenViP run's translated RGB images (Tab. 5's Editor column): the ``editor``
+    fingerprint in ``translate_report.json`` of its ``--translated-dir`` (written by ``lensbench genvip
+    translate``: the model and the LoRA); ``Vanilla`` for an IF-only run; the folder's path without a report;
+    the release's ``translated_rgb_imgs`` without a folder. Table pipes become ``;``."""
+    inp, _ = setting(r)
+    if "rgb" not in inp:
+        return "Vanilla"
+    folder = r.options.get("translated_dir")
+    if not folder:
+        return "release translations (translated_rgb_imgs)"
+    try:
+        doc = json.loads((Path(folder) / "translate_report.json").read_text(encoding="utf-8"))
+        return str(doc["editor"]).replace("|", "; ")
+    except (OSError, ValueError, KeyError):
+        return str(folder)
 
 
 def label(r: RunResult) -> str:

@@ -15,7 +15,7 @@ This module holds the :class:`IVBench` class: frames are sampled with
 :class:`lensbench.media.frame_cache.FrameCache` (each video decoded once for every config), one
 request per query and config is built in the ``--pattern`` image order (``video-first``: N frames
 in time order, the query image, the text; ``image-first``: image, frames, text; ``text-only``:
-frames, text), replies are parsed and scored into :class:`~lensbench.core.records.SampleRecord`.
+frames, text; ``no-video``: image, text; ``blind``: text), replies are parsed and scored into :class:`~lensbench.core.records.SampleRecord`.
 Frames are logged as the video path plus each frame's timestamp.
 """
 
@@ -35,7 +35,7 @@ from lensbench.benchmarks.ivbench.data import TASK_ABBREV, Query, check_media, f
 from lensbench.benchmarks.ivbench.options import Choices, build_options
 from lensbench.benchmarks.ivbench.parse import parse_choice
 from lensbench.benchmarks.ivbench.plot import plot_sweep
-from lensbench.benchmarks.ivbench.prompts import PATTERNS, TEXT_STYLES, build_text
+from lensbench.benchmarks.ivbench.prompts import NO_FRAMES, NO_IMAGE, PATTERNS, TEXT_STYLES, build_text
 from lensbench.benchmarks.ivbench.report import render_tables
 from lensbench.benchmarks.ivbench.sweep import config_label, sweep_configs
 from lensbench.core.errors import ConfigError
@@ -87,8 +87,9 @@ class IVBench(Benchmark):
                                           "upscaled; default native); a comma list (72,108,144,240) sweeps")
         pairs: Optional[str] = Field(default=None, description="explicit FRAMESxRES sweep, e.g. 8x720,32x360, or "
                                      "'fig4b' for the equal-token pairs of Fig. 4(b); overrides --frames/--resolution")
-        pattern: str = Field(default="video-first", description="video-first (frames, image, text), image-first or "
-                                                                "text-only (no query image)")
+        pattern: str = Field(default="video-first", description="video-first (frames, image, text), image-first, "
+                             "text-only (no query image), no-video (image, text) or blind (text only): the last two "
+                             "are the Sec. 2.3 quality-check baselines (videos still decoded: the same items)")
         text_style: str = Field(default="official", description="official (prefix glued to question + '？', as the "
                                                                 "official code) or clean")
         skip_missing: bool = Field(default=False, description="run the items whose video and image exist; report "
@@ -126,7 +127,7 @@ class IVBench(Benchmark):
         @classmethod
         def _pattern(cls, v: str) -> str:
             if v not in PATTERNS:
-                raise ValueError(f"pattern must be video-first, image-first or text-only, got {v!r}")
+                raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, got {v!r}")
             return v
 
         @field_validator("text_style")
@@ -159,7 +160,7 @@ class IVBench(Benchmark):
         videos = Path(o.videos_dir) if o.videos_dir else d / "videos"
         images = Path(o.images_dir) if o.images_dir else d / "images"
         queries = load_queries(qfile)
-        mc = check_media(qfile, queries, videos, images, need_image=o.pattern != "text-only",
+        mc = check_media(qfile, queries, videos, images, need_image=o.pattern not in NO_IMAGE,
                          skip_missing=o.skip_missing)
         kept = mc.kept
         self.load_stats = {
@@ -242,8 +243,9 @@ class IVBench(Benchmark):
                 f["extra"].update(frame_indices=fs.indices, duration=fs.duration, frame_size=list(fs.frame_size))
                 text = build_text(q, ch, pattern=o.pattern, frame_num=len(fs.paths), duration=fs.duration,
                                   style=o.text_style)
-                fparts = [ImagePart.of(p, video=video, t_s=t) for p, t in zip(fs.paths, fs.timestamps)]
-                if o.pattern == "text-only":
+                fparts = [] if o.pattern in NO_FRAMES else [ImagePart.of(p, video=video, t_s=t)
+                                                            for p, t in zip(fs.paths, fs.timestamps)]
+                if o.pattern in NO_IMAGE:
                     parts = [*fparts, text]
                 else:
                     ip = str(self._images / q.image_name)
@@ -320,7 +322,7 @@ class IVBench(Benchmark):
         pre-flight checked before the first request."""
         if not hasattr(self, "_videos"):
             self.load(ctx.data_dir)
-        if self.options.pattern != "text-only":
+        if self.options.pattern not in NO_IMAGE:
             from lensbench.media.preflight import preflight_images
 
             await preflight_images(str(self._images / q.image_name) for q in samples)

@@ -11,10 +11,15 @@ from lensbench.benchmarks.ivbench.data import Query
 from lensbench.benchmarks.ivbench.options import Choices
 from lensbench.core.resources import read_text
 
-__all__ = ["PATTERNS", "TEXT_STYLES", "format_duration", "build_text"]
+__all__ = ["PATTERNS", "NO_FRAMES", "NO_IMAGE", "TEXT_STYLES", "format_duration", "build_text"]
 
-#: Image orders of Sec. 4.3.1: frames+image+text, image+frames+text, frames+text (no image).
-PATTERNS = ("video-first", "image-first", "text-only")
+#: Image orders of Sec. 4.3.1: frames+image+text, image+frames+text, frames+text (no image); and the
+#: round-2 quality check's baselines (Sec. 2.3: "any query that can be resolved without the reference image
+#: or video is ... removed"): image+text (no video) and text alone (blind). Ours: the paper runs no such pattern.
+PATTERNS = ("video-first", "image-first", "text-only", "no-video", "blind")
+#: patterns that send no frames (the video is still decoded: the same items as a video run) / no query image
+NO_FRAMES = ("no-video", "blind")
+NO_IMAGE = ("text-only", "blind")
 TEXT_STYLES = ("official", "clean")
 
 
@@ -33,15 +38,16 @@ def build_text(q: Query, choices: Choices, *, pattern: str, frame_num: int, dura
     """The text part of a request (Appendix C prefix + question + options + instruction).
 
     ``pattern``: ``video-first`` | ``image-first`` | ``text-only`` (text-only uses the
-    video-first prefix, as the official script does). ``frame_num``: frames sent; ``duration``:
+    video-first prefix, as the official script does) | ``no-video`` | ``blind`` (no frames sent: no
+    prefix, the question, options and instruction alone). ``frame_num``: frames sent; ``duration``:
     container duration in seconds. ``style``: ``official`` (prefix directly followed by
     ``question + "？"``, option texts as released, as the official code) or ``clean`` (newline
     after the prefix, question as is, option texts stripped).
     """
     prefix = _template("image_first" if pattern == "image-first" else "video_first")
-    prefix = prefix.format(frame_num=int(frame_num), duration=format_duration(duration))
+    prefix = "" if pattern in NO_FRAMES else prefix.format(frame_num=int(frame_num), duration=format_duration(duration))
     official = style == "official"
     question = q.question + "？" if official else q.question.strip()
     options = "\n".join(f"{k}. {v if official else v.strip()}" for k, v in choices.options)
     body = _template("mcq").format(question=question, options=options)
-    return prefix + ("" if official else "\n") + body
+    return prefix + ("" if official or not prefix else "\n") + body

@@ -10,7 +10,7 @@ Protocol (SPEC §2; paper Sec. 3.2-3.4, Table 3, Fig. 4-5; see README.md beside 
   first (RGB, then thermal). ``--input thermal-only`` (third-party re-evaluation,
   ``benchmark_thermal.py``): the scene's thermal image, ``prompts/thermal_only.txt``, a blank
   line, ``Question: `` and the question. ``--input rgb-only``: the RGB image with the RGB-Txt
-  context for every skill.
+  context for every skill. ``--input blind``: no image, the paper's text (a language-prior baseline).
 * Parse: whole-word yes/no (:func:`lensbench.scoring.text.parse_yes_no`); no answer = Fail
   (wrong, counted as non-compliance).
 * A question asked twice in one unit is sent twice (``Request.repeat``): each ask has its own
@@ -54,7 +54,7 @@ def prompt_text(group: str, question: str, input_mode: str = DEFAULT_INPUT) -> s
 
     ``rgb+thermal``: ``CONTEXT[group] + "\\n" + question`` (Sec. 3.3); ``rgb-only``: the RGB-Txt
     context for every group; ``thermal-only``: ``THERMAL_ONLY_CONTEXT + "\\n\\nQuestion: " +
-    question`` (the third-party script's ``full_prompt``).
+    question`` (the third-party script's ``full_prompt``); ``blind``: as ``rgb+thermal`` (no image is sent).
     """
     if input_mode == "thermal-only":
         return f"{THERMAL_ONLY_CONTEXT}\n\nQuestion: {question}"
@@ -89,10 +89,11 @@ class RGBThBench(Benchmark):
 
         include_extra_skills: bool = Field(default=False, description="also evaluate the two Text Reference skills "
                                            "(not in the paper's 14; reported apart, not in group/Overall scores)")
-        input: Literal["rgb+thermal", "thermal-only", "rgb-only"] = Field(
+        input: Literal["rgb+thermal", "thermal-only", "rgb-only", "blind"] = Field(
             default=DEFAULT_INPUT, description="what each question shows: rgb+thermal (paper: RGB, or RGB then "
             "thermal), thermal-only (third-party re-evaluation: the scene's thermal image, its own context), "
-            "rgb-only (the RGB image, RGB-Txt context)")
+            "rgb-only (the RGB image, RGB-Txt context), blind (no image, the paper's text: a language-prior "
+            "baseline)")
         skip_missing: bool = Field(default=False, description="run the units whose images exist; the rest are "
                                    "counted (n_skipped_missing) instead of being an error")
 

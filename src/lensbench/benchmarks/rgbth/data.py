@@ -49,8 +49,9 @@ PAPER_ABBREVS = [a for a, _ in SKILLS.values()]
 #: Input modes (``--input``): what each request shows the model.
 #: ``rgb+thermal`` = the paper (Sec. 3.3): the unit's own images (RGB, or RGB then thermal);
 #: ``thermal-only`` = the third-party re-evaluation's ``benchmark_thermal.py``: the scene's
-#: thermal image only, for every skill; ``rgb-only`` = the scene's RGB image only, for every skill.
-INPUT_MODES = ("rgb+thermal", "thermal-only", "rgb-only")
+#: thermal image only, for every skill; ``rgb-only`` = the scene's RGB image only, for every skill;
+#: ``blind`` = no image at all, the paper's text (the language-prior baseline of ``lensbench reproduce``).
+INPUT_MODES = ("rgb+thermal", "thermal-only", "rgb-only", "blind")
 DEFAULT_INPUT = "rgb+thermal"
 
 _DATA_TYPES = {"Single RGB Image": 1, "RGB-Thermal Pair": 2}
@@ -181,6 +182,8 @@ def _unit(data_dir: Path, f: Path, i: int, it: Any, source_dir: Path, scene_key:
         images = [_thermal_of_scene(f, f"{where}.data_id")]
     elif input_mode == "rgb-only":
         images = images[:1]
+    elif input_mode == "blind":
+        images = []
     qas = []
     for j, qa in enumerate(want_list(it["QAs"], f, f"{where}.QAs", nonempty=True)):
         want_obj(qa, f, f"{where}.QAs[{j}]")

@@ -1,0 +1,107 @@
+"""``lensbench reproduce PAPER RUN...``: a paper's tables, figures and claims on run folders, verdict by verdict.
+
+Mounted on the main app by :func:`register`. ``PAPER`` is a benchmark's CLI name; its paper's
+declaration comes from the benchmark (:meth:`lensbench.benchmarks.base.Benchmark.reproduction`), the
+computation from :mod:`lensbench.report.reproduce`. Nothing is sent to a model; no run folder is written.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from lensbench.cli.view import RESAMPLES_HELP, SEED_HELP
+from lensbench.core.console import err_console, fail, guard
+from lensbench.core.errors import ConfigError
+from lensbench.core.writes import write_atomically
+from lensbench.runtime.folder import check_out_file
+from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
+
+__all__ = ["register", "reproduce_cmd", "parse_price"]
+
+def parse_price(item: str) -> tuple[str, tuple[float, float]]:
+    """``"RUN=IN,OUT"`` (US dollars per million input / output tokens) -> ``(RUN, (IN, OUT))``. Raises ConfigError."""
+    run, sep, rest = item.partition("=")
+    parts = rest.split(",")
+    try:
+        if not sep or len(parts) != 2:
+            raise ValueError
+        pin, pout = float(parts[0]), float(parts[1])
+        if pin < 0 or pout < 0:
+            raise ValueError
+    except ValueError:
+        raise ConfigError(f"--price {item!r}: expected RUN=IN,OUT (US dollars per million input and output tokens, "
+                          "e.g. runs/gpt=2.5,10)") from None
+    return run, (pin, pout)
+
+
+def _write(path: Path, text: str) -> None:
+    write_atomically(path, lambda fh: fh.write(text))
+
+
+def reproduce_cmd(
+    paper: Annotated[str, typer.Argument(help="the paper, by its benchmark's name (lensbench list)", metavar="PAPER")],
+    run_dirs: Annotated[Optional[list[Path]], typer.Argument(help="run folders (any of the paper's benchmarks)",
+                                                             metavar="RUN_DIR...")] = None,
+    match: Annotated[Optional[list[str]], typer.Option("--match", metavar="RUN=ROW", help="this run is the paper's "
+                     "row ROW (exact name; repeatable). Without it a run is matched only when its model name is "
+                     "exactly a paper model name")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", metavar="HTML", help="write the HTML appendix")] = None,
+    md: Annotated[Optional[Path], typer.Option("--md", metavar="FILE", help="write the markdown here instead of "
+                                                                             "printing it")] = None,
+    json_out: Annotated[Optional[Path], typer.Option("--json", metavar="FILE", help="write everything as JSON, the "
+                                                     "per-item 'answerable without X' flags included")] = None,
+    price: Annotated[Optional[list[str]], typer.Option("--price", metavar="RUN=IN,OUT", help="US dollars per "
+                     "million input and output tokens of a run, for its cost (repeatable)")] = None,
+    rows: Annotated[bool, typer.Option("--rows", help="list every name --match accepts and stop")] = False,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, help=RESAMPLES_HELP)] = DEFAULT_RESAMPLES,
+    seed: Annotated[int, typer.Option("--seed", help=SEED_HELP)] = 0,
+    claim_resamples: Annotated[Optional[int], typer.Option("--claim-resamples", min=1, metavar="N", help="resamples "
+                               "of the claim tests (default 10 x --resamples: Holm multiplies the smallest p, at "
+                               "least 2/(N+1), by the number of tests)")] = None,
+) -> None:
+    """Does a set of runs reproduce a paper? Every computed table and figure cell beside the published value with
+    its 95% CI and a verdict (consistent / differs with p / not comparable with the reason), the paper's claims
+    tested with paired tests and Holm's correction, token/latency/cost accounting, modality baselines, and what
+    the runs cannot support (and which run would)."""
+    from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
+    from lensbench.report.reproduce import reproduce
+    from lensbench.report.reproduce.render_html import render_html
+    from lensbench.report.reproduce.render_md import render_markdown
+
+    if paper not in BENCHMARKS:
+        fail(f"unknown paper {paper!r}; give a benchmark name: {', '.join(sorted(BENCHMARKS))}")
+    spec = get_benchmark(paper)(None).reproduction()
+    if rows:
+        sys.stdout.write("\n".join(spec.model_names()) + "\n")
+        return
+    if not run_dirs:
+        fail("give at least one run folder (or --rows to list the paper's rows)")
+    for path, flag in ((out, "--out"), (md, "--md"), (json_out, "--json")):
+        if path is not None:
+            check_out_file(path, flag)
+    prices = dict(parse_price(p) for p in price or [])
+    rep = reproduce(spec, run_dirs, match or [], n_resamples=resamples, seed=seed, prices=prices,
+                    claim_resamples=claim_resamples)
+    text = render_markdown(rep)
+    if md is not None:
+        _write(md, text)
+    else:
+        sys.stdout.write(text)
+    if out is not None:
+        _write(out, render_html(rep))
+    if json_out is not None:
+        _write(json_out, json.dumps(rep.to_json(), indent=1, ensure_ascii=False, default=str) + "\n")
+    for p in rep.problems:
+        err_console.print(f"not read: {p}", highlight=False, markup=False)
+    if rep.problems:
+        raise typer.Exit(3)
+
+
+def register(app: typer.Typer) -> None:
+    """Mount ``reproduce`` on ``app``."""
+    app.command("reproduce")(guard(reproduce_cmd))
