@@ -8,17 +8,20 @@ store, backends, CLI plumbing, report writers) lives once, elsewhere.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterable, Sequence
+from collections.abc import AsyncIterable, Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from lensbench.benchmarks.crafting import Crafter
 from lensbench.core.errors import ConfigError
 from lensbench.core.extras import Requirement
 from lensbench.core.records import SampleRecord
 from lensbench.core.results import RunResult
 from lensbench.core.types import GenParams, Request, StoredResponse
+from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.units import Headline
 
 __all__ = ["Benchmark", "RunContext", "RunResult"]
 
@@ -116,6 +119,18 @@ class Benchmark(ABC):
     sample_unit: ClassVar[str] = "samples"
     #: the headline metric(s) as the paper names them, with the table they come from (``lensbench list``)
     headline: ClassVar[str] = ""
+    #: the leaderboard's cells: (metric, column, table category), each with its CI (:meth:`unit_tables`)
+    headlines: ClassVar[tuple[Headline, ...]] = ()
+    #: what one resampled cluster of a CI is, in words (SPEC General rules: the largest independent cluster)
+    cluster: ClassVar[str] = "sample"
+    #: what one sample returned by :meth:`load` is, plural (coverage: ``"22/1,686 queries"``)
+    load_unit: ClassVar[str] = "samples"
+    #: the ``counts`` key of the samples :meth:`load` left out for missing media (coverage)
+    skipped_key: ClassVar[str] = "n_skipped_missing"
+    #: options that do not change what is measured (paths, workers, metadata): not protocol settings
+    not_settings: ClassVar[frozenset[str]] = frozenset({"skip_missing"})
+    #: the labels the viewer groups this benchmark's samples by by default (the first one a sample has)
+    viewer_group: ClassVar[tuple[str, ...]] = ()
 
     class Options(BaseModel):
         """Benchmark-specific options (none by default)."""
@@ -156,6 +171,26 @@ class Benchmark(ABC):
         ``counts`` has at least ``n`` (scored units), ``n_unparseable`` and ``n_error``.
         """
 
+    @classmethod
+    def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
+        """``{metric: UnitTable}`` of the records: the one place each headline metric is computed
+        (:meth:`aggregate` reads its values there, the CIs resample it). Default: none (no CIs).
+        Tables without units are left out."""
+        return {}
+
+    @classmethod
+    def headline_cells(cls, metrics: dict[str, Any], tables: Callable[[], dict[str, tuple[str, Any]]]
+                       ) -> list[tuple[Headline, str, dict[str, Any], str]]:
+        """The leaderboard cells of a result: ``(headline, table key, metrics block, setting name)`` for each
+        of :attr:`headlines`; ``tables()``: ``{table key: (metric, setting)}`` of the run's unit tables. A
+        benchmark whose one run holds several settings of a headline (a sweep) gives one cell per setting."""
+        return [(h, h.metric, metrics, "") for h in cls.headlines]
+
+    @classmethod
+    def headline_value(cls, block: dict[str, Any], column: str) -> Any:
+        """The value shown for ``column`` of a metrics block (a headline's or another column of it)."""
+        return block.get(column)
+
     def judge_spec(self) -> str | None:
         """A judge backend spec given through a benchmark option (used when ``--judge-model`` is absent)."""
         return None
@@ -167,16 +202,40 @@ class Benchmark(ABC):
 
         Raises ConfigError when the package has no ``stats`` module; DataError for unreadable data.
         """
+        return self._own_module("stats", "'lensbench data stats' has no statistics").dataset_stats(Path(data_dir))
+
+    @classmethod
+    def craft_records(cls, crafter: Crafter) -> list[SampleRecord]:
+        """Crafted records in this benchmark's record shape, for tests of the report side
+        (:func:`lensbench.testing.runs.craft_run`): ``craft_records(crafter)`` of the ``crafted`` module in
+        this benchmark's own package (:mod:`lensbench.benchmarks.crafting`). Raises ConfigError when there
+        is none."""
+        return cls._own_module("crafted", "no crafted records").craft_records(crafter)
+
+    @classmethod
+    def figures(cls, runs: Sequence[Any]) -> list[tuple[str, str, bytes]]:
+        """Plots of ``runs`` (runs of this benchmark, :class:`lensbench.report.runs.LoadedRun`) as ``(kind, title,
+        PNG bytes)``, kind one of :data:`lensbench.report.figures.KINDS`: ``figures(runs)`` of the ``figures``
+        module in this benchmark's own package; none when it has no such module."""
+        try:
+            mod = cls._own_module("figures", "no figures")
+        except ConfigError:
+            return []
+        return mod.figures(runs)
+
+    @classmethod
+    def _own_module(cls, name: str, missing: str) -> Any:
+        """The module ``name`` of this benchmark's package. Raises ConfigError ``"<missing> for <benchmark>"``
+        when the package has none (a module that exists but fails to import raises its own error)."""
         import importlib
 
-        pkg = type(self).__module__.rpartition(".")[0]
+        target = f"{cls.__module__.rpartition('.')[0]}.{name}"
         try:
-            mod = importlib.import_module(f"{pkg}.stats")
+            return importlib.import_module(target)
         except ModuleNotFoundError as exc:
-            if not exc.name or not f"{pkg}.stats".startswith(exc.name):
-                raise  # the stats module exists but imports something missing
-            raise ConfigError(f"'lensbench data stats' has no statistics for {self.name}") from None
-        return mod.dataset_stats(Path(data_dir))
+            if not exc.name or not target.startswith(exc.name):
+                raise  # the module exists but imports something missing
+            raise ConfigError(f"{missing} for {cls.name}") from None
 
     def judge_use(self) -> str | None:
         """Why these options send judge / answer-parser requests (a short phrase), or None when the protocol

@@ -213,7 +213,7 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
     result = RunResult(benchmark=bench.name, model=model_name, metrics=metrics, counts=counts,
                        options=bench.options.model_dump(mode="json"),
                        complete=counts.get("n_error", 0) == 0 and not partial, run_dir=str(out), extra=extra,
-                       ci=_intervals(bench.name, records))
+                       ci=_intervals(bench, records))
     write_json(out / RESULT, result.to_json())
     manifest["counts"] = counts
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -259,13 +259,13 @@ def _save_manifest(out: Path, store, manifest: dict[str, Any]) -> None:
             st.put_meta("manifest", json.dumps(manifest, default=str, ensure_ascii=False))
 
 
-def _intervals(benchmark: str, records: list) -> dict[str, Any] | None:
+def _intervals(bench: Benchmark, records: list) -> dict[str, Any] | None:
     """The run's CIs with the default design (``result.json["ci"]``; reports read them instead of
     resampling). Never fails the run: a problem is recorded in place of the CIs."""
     from lensbench.scoring.intervals import interval_block
 
     try:
-        return interval_block(benchmark, [r for r in records if isinstance(r, SampleRecord)])
+        return interval_block(bench.unit_tables([r for r in records if isinstance(r, SampleRecord)]), bench.cluster)
     except Exception as exc:  # noqa: BLE001 - the run's own files come first
         return {"error": f"{type(exc).__name__}: {exc}"}
 

@@ -20,24 +20,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from lensbench.benchmarks.gobench.records import ANSWERS, CATEGORIES, DIM_TITLES, DIMENSIONS
+from lensbench.benchmarks.gobench.units import has_sps, sps_table
 from lensbench.core.records import SampleRecord, count_outcomes
 from lensbench.scoring.metrics import correlation, mean
 
 __all__ = ["aggregate_records", "sps_block", "overall"]
 
 
-def _has_sps(r: SampleRecord) -> bool:
-    return any(k.startswith("sps_") for k in r.scores)
-
-
 def sps_block(records: Sequence[SampleRecord]) -> dict[str, float | None]:
     """``{Authenticity|Aesthetics|Fidelity: mean SPS in percent (0-100) or None}`` over the
-    records that have that dimension's ``sps_<dim>`` value."""
-    out: dict[str, float | None] = {}
-    for d in DIMENSIONS:
-        v = [r.scores[f"sps_{d}"] for r in records if r.scores.get(f"sps_{d}") is not None]
-        out[DIM_TITLES[d]] = 100.0 * mean(v) if v else None  # type: ignore[operator]
-    return out
+    records that have that dimension's ``sps_<dim>`` value (the columns of
+    :func:`~lensbench.benchmarks.gobench.units.sps_table`)."""
+    t = sps_table(records)
+    return {DIM_TITLES[d]: t.column_value(DIM_TITLES[d]) for d in DIMENSIONS}
 
 
 def overall(block: dict[str, float | None]) -> float | None:
@@ -79,7 +74,7 @@ def aggregate_records(records: list[SampleRecord], load_info: dict[str, Any] | N
     """
     info = next((r.extra.get("load_info") for r in records if r.extra.get("load_info")), None) or load_info or {}
     ok = [r for r in records if r.outcome == "scored"]
-    with_gt = [r for r in ok if _has_sps(r)]
+    with_gt = [r for r in ok if has_sps(r)]
     cat_of = {id(r): r.labels.get("category") for r in records}
     cats = [c for c in CATEGORIES if any(cat_of[id(r)] == c for r in records)]
 

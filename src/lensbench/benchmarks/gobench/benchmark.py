@@ -39,6 +39,9 @@ from lensbench.benchmarks.gobench.records import (CATEGORIES, DELTA_MAX, DIMENSI
                                                   find_records_file, load_records)
 from lensbench.benchmarks.gobench.report import render_tables
 from lensbench.benchmarks.gobench.sps import sps
+from lensbench.benchmarks.gobench.units import CLUSTER, HEADLINES, sps_table
+from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.units import nonempty
 from lensbench.benchmarks.fields import inside, missing_media
 from lensbench.core.errors import ConfigError, DataError
 from lensbench.core.hashing import prime_sha256
@@ -66,6 +69,28 @@ class GOBench(Benchmark):
     n_samples = 999
     sample_unit = "images"
     headline = "SPS; PLCC / SRCC (Tables 1-3)"
+    headlines = HEADLINES
+    cluster = CLUSTER
+    load_unit = "images"
+    skipped_key = "n_images_missing"
+    not_settings = frozenset({"skip_missing", "images_dir", "human_ratings", "image_cache"})
+
+    @classmethod
+    def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
+        """The SPS table (:func:`lensbench.benchmarks.gobench.units.sps_table`)."""
+        return nonempty({"SPS": sps_table(records)})
+
+    @classmethod
+    def headline_value(cls, block: dict[str, Any], column: str) -> Any:
+        """``mean`` (the leaderboard's SPS): VLMEvalKit's ``Overall`` when the run has it, else the mean of
+        the dimensions that have a value (the ``mean`` category of the SPS table)."""
+        v = block.get(column)
+        if v is None and column == "mean":
+            v = block.get("Overall")
+            if v is None:
+                vals = [x for x in block.values() if isinstance(x, (int, float))]
+                v = sum(vals) / len(vals) if vals else None
+        return v
 
     class Options(BaseModel):
         """GOBench options."""

@@ -12,9 +12,10 @@ from typing import Any
 
 from lensbench.benchmarks.groundingme.score import THRESHOLDS, hit_at
 from lensbench.benchmarks.groundingme.taxonomy import L1_ORDER, L2_ORDER
+from lensbench.benchmarks.groundingme.units import acc_table
 from lensbench.core.records import SampleRecord
 
-__all__ = ["aggregate_records"]
+__all__ = ["aggregate_records", "acc5_block"]
 
 _BON_ROWS = (("mean_hit", "BoN average"), ("selected_hit", "BoN selected"), ("oracle_hit", "BoN oracle"))
 
@@ -25,6 +26,23 @@ def _pct(xs: list[bool]) -> float | None:
 
 def _mean_pct(xs: list[float]) -> float | None:
     return 100.0 * sum(xs) / len(xs) if xs else None
+
+
+def acc5_block(records: list[SampleRecord]) -> dict[str, float | None]:
+    """Acc@0.5 (percent) per ``L1/L2`` column (Table 3's order, unknown L-2 names sorted after each
+    L-1's), per L-1 and ``Total``: the values of :func:`~lensbench.benchmarks.groundingme.units.acc_table`."""
+    t = acc_table(records)
+    present = {r.labels["L-1"]: set() for r in records}
+    for r in records:
+        if r.outcome != "error":
+            present[r.labels["L-1"]].add(r.labels["L-2"])
+    out: dict[str, float | None] = {}
+    for l1 in L1_ORDER:
+        for l2 in [*L2_ORDER[l1], *sorted(present.get(l1, set()) - set(L2_ORDER[l1]))]:
+            out[f"{l1}/{l2}"] = t.column_value(f"{l1}/{l2}")
+        out[l1] = t.value(l1) if l1 in t.categories else None
+    out["Total"] = t.value("Total")
+    return out
 
 
 def aggregate_records(records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -55,17 +73,7 @@ def aggregate_records(records: list[SampleRecord]) -> tuple[dict[str, Any], dict
     def acc(rs: list[SampleRecord], t: float) -> float | None:
         return _pct([hit_at(r.scores, t) for r in rs])
 
-    metrics: dict[str, Any] = {}
-    acc5: dict[str, Any] = {}
-    for l1 in L1_ORDER:
-        for l2 in L2_ORDER[l1]:
-            acc5[f"{l1}/{l2}"] = acc(groups.get(f"{l1}/{l2}", []), 0.5)
-        extra = sorted({r.labels["L-2"] for r in groups.get(l1, [])} - set(L2_ORDER[l1]))
-        for l2 in extra:
-            acc5[f"{l1}/{l2}"] = acc(groups[f"{l1}/{l2}"], 0.5)
-        acc5[l1] = acc(groups.get(l1, []), 0.5)
-    acc5["Total"] = acc(scored, 0.5)
-    metrics["Acc@0.5"] = acc5
+    metrics: dict[str, Any] = {"Acc@0.5": acc5_block(records)}
     cols = list(L1_ORDER) + ["Total"]
     for t, name in ((0.75, "Acc@0.75"), (0.9, "Acc@0.9")):
         metrics[name] = {c: acc(groups.get(c, []), t) for c in cols}

@@ -32,6 +32,9 @@ from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse
 from lensbench.scoring.bbox import BBOX_FORMATS
+from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.units import nonempty
+from lensbench.benchmarks.groundingme.units import CLUSTER, HEADLINES, acc_table
 
 __all__ = ["GroundingME"]
 
@@ -45,6 +48,13 @@ class GroundingME(Benchmark):
     n_samples = 1005
     sample_unit = "samples"
     headline = "Acc@0.5, mAcc (Tables 3, 4, 8)"
+    headlines = HEADLINES
+    cluster = CLUSTER
+
+    @classmethod
+    def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
+        """The Acc@0.5 table (:func:`lensbench.benchmarks.groundingme.units.acc_table`)."""
+        return nonempty({"Acc@0.5": acc_table(records)})
 
     def judge_use(self) -> str | None:
         """A judge only picks among best-of-N samples (``--bon-judge``)."""

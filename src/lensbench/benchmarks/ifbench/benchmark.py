@@ -35,11 +35,13 @@ from lensbench.benchmarks.ifbench import report
 from lensbench.benchmarks.ifbench.data import ABBREVS, Question, load_questions
 from lensbench.benchmarks.ifbench.parse import read_parser_reply, read_reply
 from lensbench.benchmarks.ifbench.prompts import INPUTS, LANG_FIELDS, LETTERS, build_prompt, parser_prompt, rotate, template_for
-from lensbench.benchmarks.ifbench.score import score_records, units
+from lensbench.benchmarks.ifbench.score import CLUSTER, HEADLINES, cells, score_metrics, score_tables
 from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord
 from lensbench.core.types import GenParams, ImagePart, Message, Request, StoredResponse
+from lensbench.scoring.bootstrap import UnitTable
 from lensbench.scoring.judges import judge_round
+from lensbench.scoring.units import nonempty
 
 __all__ = ["IFBench"]
 
@@ -54,6 +56,16 @@ class IFBench(Benchmark):
     n_samples = 680
     sample_unit = "questions"
     headline = "Avg, Strict (Tab. 2, 7)"
+    headlines = HEADLINES
+    cluster = CLUSTER
+    load_unit = "questions"
+    not_settings = frozenset({"skip_missing", "images_dir", "translated_dir", "model_family", "model_params_b"})
+    viewer_group = ("qid",)  # a question's 4 rotations x 2 languages together
+
+    @classmethod
+    def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
+        """The soft circular ``Score`` table (:func:`lensbench.benchmarks.ifbench.score.score_tables`)."""
+        return nonempty({"Score": score_tables(records)["Score"]})
 
     def judge_use(self) -> str | None:
         """The Fig. 11 answer parser reads every reply that is not a single letter (both answer-parsing rules)."""
@@ -240,7 +252,7 @@ class IFBench(Benchmark):
         return out
 
     def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Scores (percent; see :func:`lensbench.benchmarks.ifbench.score.score_records`) and counts.
+        """Scores (percent; the unit tables of :mod:`lensbench.benchmarks.ifbench.score`) and counts.
 
         ``metrics``: ``Score`` (Table 2 row: Avg + 10 abbreviations), ``Strict`` (Tab. 7),
         ``Score-en``/``Score-zh`` (Fig. 9), ``Strict-en``/``Strict-zh``. ``counts``: ``n``
@@ -251,8 +263,8 @@ class IFBench(Benchmark):
         header), ``judge_mode``, ``input``, ``blind``, ``languages``, ``rotations``, ``thinking``,
         ``model_family``, ``model_params_b``, ``per_dimension`` (question counts).
         """
-        metrics: dict[str, Any] = score_records(records)
-        us = units(records)
+        metrics: dict[str, Any] = score_metrics(score_tables(records))
+        us = cells(records)
         missing = sum(any(r.outcome == "error" for r in rs) for rs in us.values())
         by = [r.extra.get("judged_by") for r in records]
         parsed = [r for r in records if r.extra.get("judged_by") == "parser"]

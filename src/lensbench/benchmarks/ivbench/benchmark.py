@@ -22,7 +22,7 @@ Frames are logged as the video path plus each frame's timestamp.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
@@ -42,6 +42,9 @@ from lensbench.core.errors import ConfigError
 from lensbench.core.extras import Requirement
 from lensbench.core.records import SampleRecord, outcome_of
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse
+from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.units import Headline, nonempty
+from lensbench.benchmarks.ivbench.units import CLUSTER, HEADLINES, accuracy_tables, sweep_cells
 
 __all__ = ["IVBench", "OFFICIAL_MAX_TOKENS"]
 
@@ -61,6 +64,22 @@ class IVBench(Benchmark):
     n_samples = 1686
     sample_unit = "queries"
     headline = "P-Avg / R-Avg / Overall (Table 2)"
+    headlines = HEADLINES
+    cluster = CLUSTER
+    load_unit = "queries"
+    not_settings = frozenset({"skip_missing", "images_dir", "questions", "videos_dir", "frame_cache",
+                              "decode_workers"})
+
+    @classmethod
+    def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
+        """One accuracy table per frames/resolution configuration (:mod:`lensbench.benchmarks.ivbench.units`)."""
+        return nonempty(accuracy_tables(records))
+
+    @classmethod
+    def headline_cells(cls, metrics: dict[str, Any], tables: Callable[[], dict[str, tuple[str, Any]]]
+                       ) -> list[tuple[Headline, str, dict[str, Any], str]]:
+        """One cell per configuration of a sweep (:func:`lensbench.benchmarks.ivbench.units.sweep_cells`)."""
+        return sweep_cells(metrics, tables) or super().headline_cells(metrics, tables)
 
     def requirements(self, data_dir: Path | None = None) -> list[Requirement]:
         """PyAV decodes the frames; a sweep (several frame counts or resolutions) also draws a plot (matplotlib)."""

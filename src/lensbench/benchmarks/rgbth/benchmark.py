@@ -39,6 +39,9 @@ from lensbench.benchmarks.rgbth.aggregate import aggregate_records
 from lensbench.benchmarks.rgbth.data import (DEFAULT_INPUT, EXTRA_SKILLS, RGB_TH_TXT, RGB_TXT, SKILLS, Unit,
                                              load_units)
 from lensbench.benchmarks.rgbth.report import paper_rows, render_tables
+from lensbench.benchmarks.rgbth.units import CLUSTER, HEADLINES, skill_tables
+from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.units import nonempty
 
 __all__ = ["RGBThBench", "SKILLS", "EXTRA_SKILLS", "CONTEXT", "THERMAL_ONLY_CONTEXT", "Unit", "prompt_text"]
 
@@ -76,6 +79,14 @@ class RGBThBench(Benchmark):
     n_samples = 1624
     sample_unit = "questions"
     headline = "QAcc / SAcc (Table 3)"
+    headlines = HEADLINES
+    cluster = CLUSTER
+    load_unit = "units"
+
+    @classmethod
+    def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
+        """QAcc and SAcc over the paper's 14 skills (:func:`lensbench.benchmarks.rgbth.units.skill_tables`)."""
+        return nonempty(skill_tables(records))
 
     @classmethod
     def write_demo(cls, root: Path) -> Path:
