@@ -122,6 +122,7 @@ async def arun_benchmark(bench: Benchmark, settings: RunSettings, *, console=Non
         if not offline:
             check_earlier_run(out, s.yes)
         samples = bench.load(data_dir)
+        noted = samples.counts  # what loading counted (samples left out ...): folded into the result's counts
         n_loaded = len(samples)
         if s.limit:
             samples = samples[: s.limit]
@@ -129,11 +130,12 @@ async def arun_benchmark(bench: Benchmark, settings: RunSettings, *, console=Non
         if s.shard:
             samples, shard = select_shard(samples, s.shard, _fingerprint)
         return await _run_locked(bench, s, out, data_dir, samples, n_loaded, backends, console, offline,
-                                 limiters, shard, display)
+                                 limiters, shard, display, noted)
 
 
 async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples, n_loaded: int, backends, console,
-                      offline: bool, limiters, shard: dict | None = None, display=None) -> RunResult:
+                      offline: bool, limiters, shard: dict | None = None, display=None,
+                      noted: dict[str, Any] | None = None) -> RunResult:
     model_name = s.model_name or backends["model"].display_name or s.model
     session = Session(out, backends, concurrency=s.concurrency, progress=display if display is not None else s.progress,
                       console=console, seed=s.seed,
@@ -159,7 +161,7 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
     ctx = RunContext(run_dir=out, data_dir=data_dir, seed=s.seed, generate=session.generate,
                      generate_stream=session.generate_stream,
                      has_judge="judge" in backends, model_name=model_name, param_overrides=s.overrides(),
-                     console=console, image_max_side=s.image_max_side, image_format=s.image_format)
+                     console=console, image_max_side=s.image_max_side, image_format=s.image_format, counts=noted)
 
     async def _main():
         async with session:
@@ -187,7 +189,7 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
         raise
     manifest["wall_s"] = round(time.time() - t0, 3)
     write_json(out / MANIFEST, manifest)
-    metrics, counts = bench.aggregate(records)
+    metrics, counts = bench.aggregate(records, ctx.counts)
     if n_empty := count_empty_replies(r for r in records if isinstance(r, SampleRecord)):
         counts["n_empty"] = n_empty  # the model's own "" answers, scored and counted apart (SPEC)
     write_samples(out, records)

@@ -23,14 +23,14 @@ Generation (``lensbench gobench generate | rate | summary``) lives in :mod:`lens
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
-from lensbench.benchmarks.base import Benchmark, RunContext, RunResult
+from lensbench.benchmarks.base import Benchmark, Loaded, RunContext, RunResult
 from lensbench.benchmarks.gobench.aggregate import aggregate_records
 from lensbench.benchmarks.gobench.parse_paper import ParsedReply, parse_reply
 from lensbench.benchmarks.gobench.parse_vlmevalkit import parse_reply_vlmevalkit, vlmevalkit_gt_complete
@@ -118,13 +118,10 @@ class GOBench(Benchmark):
         categories: Optional[str] = Field(default=None, description="comma-separated categories to keep "
                                           "(direct_light_images,reflect_light_images,refracted_light_images)")
 
-    def __init__(self, options: BaseModel | None = None):
-        super().__init__(options)
-        self.load_info: dict[str, Any] = {}
-
     # ----------------------------------------------------------------- load
-    def load(self, data_dir: Path) -> list[GORecord]:
-        """Records of ``data_total.json`` with images resolved and human ground truth attached.
+    def load(self, data_dir: Path) -> Loaded:
+        """Records of ``data_total.json`` with images resolved and human ground truth attached; counts (the
+        load info): records in the file, the records file, images missing, loaded, ground-truth matching.
 
         Raises DataError naming the file/field for bad records, a missing image (with
         ``--no-skip-missing``), an image path leaving the data folder, no image at all, or
@@ -186,8 +183,11 @@ class GOBench(Benchmark):
                 raise ConfigError(f"--prompt-style vlmevalkit needs the TSV's question cells (--human-ratings "
                                   f"GOBench.tsv); {len(noq)} record(s) have none, e.g. {noq[0]}")
         info.update(n_images_missing=len(missing), n_loaded=len(present))
-        self.load_info = info
-        return present
+        return Loaded(present, info)
+
+    def sample_id(self, sample: GORecord) -> str:
+        """The record index (``<category>_<N.M>``)."""
+        return sample.index
 
 
     # --------------------------------------------------------------- expand
@@ -206,8 +206,9 @@ class GOBench(Benchmark):
             else:
                 msg = Message.user(TextPart(text=critic_prompt(r.prompt, r.questions, name)), img)
             kw = {"params": params} if params is not None else {}
-            out.append(Request(id=r.index, messages=(msg,), meta={"replay_match": ["gobench", r.index],
-                                                                   "answer_space": space}, **kw))
+            meta = {"sample_id": r.index, "answer_space": space, "target": gt_dict(r.gt) if r.gt is not None else None,
+                    "labels": {"category": r.category, "scenario": r.scenario, "variant": r.variant, "image": r.image}}
+            out.append(Request(id=r.index, messages=(msg,), meta=meta, **kw))
         return out
 
     # ---------------------------------------------------------------- score
@@ -249,28 +250,30 @@ class GOBench(Benchmark):
                 extra["q_agree"] = [None if (h is None or a is None) else (a == h) for a, h in zip(pr.answers, gt.majority)]
         return {"outcome": "scored", "answer": answer, "scores": scores, "extra": extra}
 
-    def score(self, samples: list[GORecord], requests: list[Request], replies: dict[str, StoredResponse],
+    def scored(self, sample: GORecord, request: Request, reply: StoredResponse, ctx: RunContext | None
+               ) -> SampleRecord:
+        """The record of one image's critique (:meth:`score_one`), with its labels (category, scenario,
+        variant, image) and target (the human scores)."""
+        m = request.meta
+        return SampleRecord.from_reply(self.name, request.id, request, reply, labels=dict(m["labels"]),
+                                       target=m["target"], **self.score_one(sample, reply.text))
+
+    def score(self, samples: Sequence[GORecord], requests: Sequence[Request], replies: dict[str, StoredResponse],
               ctx: RunContext | None = None) -> list[SampleRecord]:
         """One :class:`SampleRecord` per image (see the module docstring); the first carries
-        ``extra["load_info"]`` (records in the release, images missing, ground-truth matching)."""
-        by_id = {q.id: q for q in requests}
-        out = []
-        for r in samples:
-            resp = replies.get(r.index)
-            fields: dict[str, Any] = {"outcome": "error"}
-            if resp is not None and resp.ok:
-                fields = self.score_one(r, resp.text)
-            fields["labels"] = {"category": r.category, "scenario": r.scenario, "variant": r.variant, "image": r.image}
-            fields["target"] = gt_dict(r.gt) if r.gt is not None else None
-            if not out:
-                fields.setdefault("extra", {})["load_info"] = self.load_info
-            out.append(SampleRecord.from_reply(self.name, r.index, by_id.get(r.index), resp, **fields))
+        ``extra["load_info"]`` (what loading counted: records in the release, images missing, ground-truth
+        matching; ``ctx.counts``)."""
+        out = super().score(samples, requests, replies, ctx)
+        if out:
+            out[0].extra["load_info"] = dict(ctx.counts) if ctx is not None else {}
         return out
 
     # ------------------------------------------------------- aggregate, tables
-    def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """See :func:`lensbench.benchmarks.gobench.aggregate.aggregate_records`."""
-        return aggregate_records(records, self.load_info, overall_metric=self.options.parser == "vlmevalkit")
+    def aggregate(self, records: list[SampleRecord], noted: Mapping[str, Any] | None = None
+                  ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """See :func:`lensbench.benchmarks.gobench.aggregate.aggregate_records` (the load info ``noted`` is read
+        where no record carries it)."""
+        return aggregate_records(records, dict(noted or {}), overall_metric=self.options.parser == "vlmevalkit")
 
     def tables(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
         """Table 3 (SPS %), per-category SPS, correlations, agreement, means, counts (:mod:`.report`)."""

@@ -16,11 +16,11 @@ null, ``width``, ``height``, optional ``set`` naming the item's set, e.g. ``RefC
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lensbench.benchmarks.base import RunResult
+from lensbench.benchmarks.base import Loaded, RunResult
 from lensbench.benchmarks.groundingme.benchmark import GroundingME
 from lensbench.benchmarks.groundingme.data import GMSample, ImageSource
 from lensbench.benchmarks.groundingme.items import read_items_file
@@ -118,12 +118,12 @@ class GroundingRejectionSet(GroundingME):
         """Acc@0.5 of positives, negatives and their mean (:func:`macro_table`)."""
         return nonempty({"Acc@0.5": macro_table(records)})
 
-    def load(self, data_dir: Path) -> list[GMSample]:
+    def load(self, data_dir: Path) -> Loaded:
         """:func:`load_items` of ``data_dir``."""
-        self.load_stats = {}
-        return load_items(Path(data_dir))
+        return Loaded(load_items(Path(data_dir)))
 
-    def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def aggregate(self, records: list[SampleRecord], noted: Mapping[str, Any] | None = None
+                  ) -> tuple[dict[str, Any], dict[str, Any]]:
         """:func:`set_metrics`."""
         return set_metrics(records)
 

@@ -46,7 +46,7 @@ def table2_accuracy(records: Sequence[SampleRecord]) -> tuple[dict[str, float | 
 
 
 def aggregate_records(records: Sequence[SampleRecord], configs: Sequence[Config], *, frame_rule: str, pattern: str,
-                      load_stats: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+                      noted: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(metrics, counts)`` of a run: Table 2 columns for the first config, a ``sweep`` for all.
 
     ``metrics = {"accuracy": {col: %}, "chance": {col: %}, "config": {frames, resolution,
@@ -54,7 +54,8 @@ def aggregate_records(records: Sequence[SampleRecord], configs: Sequence[Config]
     order of ``configs`` (others found in the records after). ``counts``: ``n`` scored,
     ``n_records``, ``n_correct``, ``n_unparseable``, ``n_error`` (transport + video),
     ``n_video_error``, ``n_transport_error``, ``n_items``, ``n_configs``, de-duplication counts
-    per item, ``per_task`` scored counts (first config) and ``load_stats`` (skipped media ...).
+    per item, ``per_task`` scored counts (first config), then ``noted`` (what loading and decoding counted:
+    skipped media, videos decoded ...).
     """
     by_cfg: dict[Config, list[SampleRecord]] = defaultdict(list)
     for r in records:
@@ -94,6 +95,6 @@ def aggregate_records(records: Sequence[SampleRecord], configs: Sequence[Config]
         "n_empty_distractors_removed": sum(e["empty_distractor_removed"] for e in items.values()),
         "per_task": {ab: n[ab] for ab in TABLE2_COLUMNS if ab not in ("Overall", "P-Avg", "R-Avg")},
     }
-    for k, v in (load_stats or {}).items():
+    for k, v in (noted or {}).items():
         counts.setdefault(k, v)
     return metrics, counts
