@@ -24,6 +24,7 @@ from lensbench.benchmarks.steps import Batches, Loaded, Planned, Unsent
 from lensbench.core.errors import ConfigError
 from lensbench.core.extras import Requirement
 from lensbench.core.records import SampleRecord
+from lensbench.core.replay import ReplayFormat
 from lensbench.core.results import RunResult
 from lensbench.core.types import Request, StoredResponse
 from lensbench.scoring.bootstrap import UnitTable
@@ -75,6 +76,8 @@ class Benchmark(ABC):
     not_settings: ClassVar[frozenset[str]] = frozenset({"skip_missing"})
     #: the labels the viewer groups this benchmark's samples by by default (the first one a sample has)
     viewer_group: ClassVar[tuple[str, ...]] = ()
+    #: recorded-reply formats of this benchmark that ``--model replay:FILE`` reads besides lensbench's export
+    replay_formats: ClassVar[tuple[ReplayFormat, ...]] = ()
 
     class Options(BaseModel):
         """Benchmark-specific options (none by default)."""

@@ -56,7 +56,8 @@ def build_backends(bench: Benchmark, s: RunSettings, warn=None) -> dict[str, Bac
     model spec). Raises ConfigError, also for a named API-key variable that is unset
     (:func:`~lensbench.runtime.preflight.check_key_env`; ``warn`` gets the warning for a local endpoint)."""
     cfg = BackendConfig(timeout_s=s.timeout_s, image_format=s.image_format, image_max_side=s.image_max_side,
-                        replay_model=s.replay_model, seed=s.seed, answer_space=bench.answer_space)
+                        replay_model=s.replay_model, seed=s.seed, answer_space=bench.answer_space,
+                        replay_formats=bench.replay_formats)
     check_key_env(s.model, s.base_url, s.api_key_env, "--api-key-env", warn)
     backends = {"model": build_backend(EndpointSettings(spec=apply_model_args(s.model, s.model_arg),
                                                         base_urls=s.base_url, api_key_env=s.api_key_env), cfg)}

@@ -38,6 +38,7 @@ from lensbench.benchmarks.base import Benchmark, Loaded, RunContext
 from lensbench.benchmarks.rgbth.aggregate import aggregate_records
 from lensbench.benchmarks.rgbth.data import (DEFAULT_INPUT, EXTRA_SKILLS, RGB_TH_TXT, RGB_TXT, SKILLS, Unit,
                                              load_units)
+from lensbench.benchmarks.rgbth.replay import ResultFile, match_key
 from lensbench.benchmarks.rgbth.report import paper_rows, render_tables
 from lensbench.benchmarks.rgbth.units import CLUSTER, HEADLINES, skill_tables
 from lensbench.scoring.bootstrap import UnitTable
@@ -82,6 +83,7 @@ class RGBThBench(Benchmark):
     headlines = HEADLINES
     cluster = CLUSTER
     load_unit = "units"
+    replay_formats = (ResultFile(),)
 
     @classmethod
     def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
@@ -150,8 +152,8 @@ class RGBThBench(Benchmark):
                     id=f"{u.scene_key}/{u.abbrev}/{j}",
                     messages=(Message.user(*parts, prompt_text(u.group, q, mode)),),
                     meta={"sample_id": self.sample_id(u), "target": a, "labels": labels, "extra": extra,
-                          "replay_match": ["rgbth", u.scene_key, u.skill, q, occ], "answer_space": ["Yes", "No"],
-                          "rgbth_input": mode},
+                          "replay_match": list(match_key(u.scene_key, u.skill, q, occ)),
+                          "answer_space": ["Yes", "No"], "rgbth_input": mode},
                     repeat=occ, **kw))
         return out
 
