@@ -183,10 +183,3 @@ def compat_score(pred: Sequence[float], gt: Sequence[float] | None, *, rule: str
     k = ious.index(max(ious))
     name, chosen = cands[k]
     return CompatScore(ious[k], chosen, name, center_in_box(gt_box, chosen))
-
-
-def official_best_iou(pred: Sequence[float], gt: Sequence[float] | None, *, sent_size: tuple[int, int],
-                      orig_size: tuple[int, int]) -> tuple[float, list[float]]:
-    """``(iou, chosen box in original pixels)`` under the ``evaluate`` rule (:func:`compat_score`)."""
-    s = compat_score(pred, gt, rule="evaluate", sent_size=sent_size, orig_size=orig_size)
-    return s.iou, s.chosen
