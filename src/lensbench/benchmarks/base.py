@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from lensbench.benchmarks.context import RunContext
 from lensbench.benchmarks.crafting import Crafter
+from lensbench.benchmarks.layout import Layout
 from lensbench.benchmarks.steps import Batches, Loaded, Planned, Unsent
 from lensbench.core.errors import ConfigError
 from lensbench.core.extras import Requirement
@@ -78,6 +79,9 @@ class Benchmark(ABC):
     viewer_group: ClassVar[tuple[str, ...]] = ()
     #: recorded-reply formats of this benchmark that ``--model replay:FILE`` reads besides lensbench's export
     replay_formats: ClassVar[tuple[ReplayFormat, ...]] = ()
+    #: the official release: its source, the files its loader reads, its counts (``lensbench data download |
+    #: check``); None when there is none to fetch
+    layout: ClassVar[Layout | None] = None
 
     class Options(BaseModel):
         """Benchmark-specific options (none by default)."""
@@ -237,6 +241,16 @@ class Benchmark(ABC):
             if not exc.name or not target.startswith(exc.name):
                 raise  # the module exists but imports something missing
             raise ConfigError(f"{missing} for {cls.name}") from None
+
+    def count_release(self, data_dir: Path) -> int:
+        """How many samples the loader reads from ``data_dir`` with the default options (``lensbench data check``
+        compares it with the release's). Raises DataError (OSError, ValueError) for data it cannot read."""
+        return len(self.load(data_dir))
+
+    def absent_media(self, data_dir: Path) -> list[str]:
+        """Lines naming the media the data files refer to but ``data_dir`` lacks (``lensbench data check``).
+        Default: none. Raises DataError for data it cannot read."""
+        return []
 
     def judge_use(self) -> str | None:
         """Why these options send judge / answer-parser requests (a short phrase), or None when the protocol

@@ -31,6 +31,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, Field
 
 from lensbench.benchmarks.base import Benchmark, Loaded, RunContext, RunResult
+from lensbench.benchmarks.gobench import layout as release
 from lensbench.benchmarks.gobench.aggregate import aggregate_records
 from lensbench.benchmarks.gobench.parse_paper import ParsedReply, parse_reply
 from lensbench.benchmarks.gobench.parse_vlmevalkit import parse_reply_vlmevalkit, vlmevalkit_gt_complete
@@ -70,6 +71,7 @@ class GOBench(Benchmark):
     sample_unit = "images"
     headline = "SPS; PLCC / SRCC (Tables 1-3)"
     headlines = HEADLINES
+    layout = release.LAYOUT
     cluster = CLUSTER
     load_unit = "images"
     skipped_key = "n_images_missing"
@@ -184,6 +186,14 @@ class GOBench(Benchmark):
                                   f"GOBench.tsv); {len(noq)} record(s) have none, e.g. {noq[0]}")
         info.update(n_images_missing=len(missing), n_loaded=len(present))
         return Loaded(present, info)
+
+    def count_release(self, data_dir: Path) -> int:
+        """The records of ``data_total.json`` (:mod:`lensbench.benchmarks.gobench.layout`)."""
+        return release.count_release(Path(data_dir))
+
+    def absent_media(self, data_dir: Path) -> list[str]:
+        """The media the data names but ``data_dir`` lacks (:mod:`lensbench.benchmarks.gobench.layout`)."""
+        return release.absent_media(Path(data_dir))
 
     def sample_id(self, sample: GORecord) -> str:
         """The record index (``<category>_<N.M>``)."""

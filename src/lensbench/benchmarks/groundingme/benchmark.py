@@ -34,6 +34,7 @@ from lensbench.core.types import ImagePart, Message, Request, StoredResponse
 from lensbench.scoring.bbox import BBOX_FORMATS
 from lensbench.scoring.bootstrap import UnitTable
 from lensbench.scoring.units import nonempty
+from lensbench.benchmarks.groundingme.layout import LAYOUT
 from lensbench.benchmarks.groundingme.units import CLUSTER, HEADLINES, acc_table
 
 __all__ = ["GroundingME"]
@@ -50,6 +51,7 @@ class GroundingME(Benchmark):
     headline = "Acc@0.5, mAcc (Tables 3, 4, 8)"
     headlines = HEADLINES
     cluster = CLUSTER
+    layout = LAYOUT
 
     @classmethod
     def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:

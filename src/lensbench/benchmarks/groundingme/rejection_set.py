@@ -112,6 +112,7 @@ class GroundingRejectionSet(GroundingME):
     title = "Grounding with rejection (GroundingME Sec. 5.3, Tab. 5)"
     headline = "Acc@0.5 Macro_Average (Tab. 5)"
     headlines = (Headline("Acc@0.5", "Macro_Average", "Macro_Average"),)
+    layout = None  # items files are built ('lensbench train groundingme data'), not downloaded
 
     @classmethod
     def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:

@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from lensbench.benchmarks.base import Benchmark, Loaded, RunContext, RunResult
 from lensbench.benchmarks.ifbench import report
+from lensbench.benchmarks.ifbench import layout as release
 from lensbench.benchmarks.ifbench.data import ABBREVS, Question, load_questions
 from lensbench.benchmarks.ifbench.parse import read_parser_reply, read_reply
 from lensbench.benchmarks.ifbench.prompts import INPUTS, LANG_FIELDS, LETTERS, build_prompt, parser_prompt, rotate, template_for
@@ -57,6 +58,7 @@ class IFBench(Benchmark):
     sample_unit = "questions"
     headline = "Avg, Strict (Tab. 2, 7)"
     headlines = HEADLINES
+    layout = release.LAYOUT
     cluster = CLUSTER
     load_unit = "questions"
     not_settings = frozenset({"skip_missing", "images_dir", "translated_dir", "model_family", "model_params_b"})
@@ -146,6 +148,14 @@ class IFBench(Benchmark):
         return Loaded(load_questions(data_dir, input_config=o.input, blind=o.blind, image_dir=o.images_dir,
                                      translated_dir=o.translated_dir, skip_missing=o.skip_missing, stats=counts),
                       counts)
+
+    def count_release(self, data_dir: Path) -> int:
+        """The questions of ``if_bench.json`` (:mod:`lensbench.benchmarks.ifbench.layout`)."""
+        return release.count_release(Path(data_dir))
+
+    def absent_media(self, data_dir: Path) -> list[str]:
+        """The media the data names but ``data_dir`` lacks (:mod:`lensbench.benchmarks.ifbench.layout`)."""
+        return release.absent_media(Path(data_dir))
 
     def sample_id(self, sample: Question) -> str:
         """The question id (``<abbrev>-<nnn>``)."""

@@ -30,6 +30,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from lensbench.benchmarks.base import Benchmark, Loaded, RunContext, RunResult
+from lensbench.benchmarks.ivbench import layout as release
 from lensbench.benchmarks.ivbench.aggregate import aggregate_records
 from lensbench.benchmarks.ivbench.data import Query, check_media, find_question_file, load_queries
 from lensbench.benchmarks.ivbench.expand import OFFICIAL_MAX_TOKENS, Framing
@@ -63,6 +64,7 @@ class IVBench(Benchmark):
     sample_unit = "queries"
     headline = "P-Avg / R-Avg / Overall (Table 2)"
     headlines = HEADLINES
+    layout = release.LAYOUT
     cluster = CLUSTER
     load_unit = "queries"
     not_settings = frozenset({"skip_missing", "images_dir", "questions", "videos_dir", "frame_cache",
@@ -186,6 +188,14 @@ class IVBench(Benchmark):
             "n_skipped_missing_video": len(mc.missing_video), "n_skipped_missing_image": len(mc.missing_image),
             "n_items_duplicate_answer": sum(any(x.strip() == q.answer.strip() for x in q.distractors) for q in kept),
         })
+
+    def count_release(self, data_dir: Path) -> int:
+        """The queries of the question file (:mod:`lensbench.benchmarks.ivbench.layout`)."""
+        return release.count_release(Path(data_dir))
+
+    def absent_media(self, data_dir: Path) -> list[str]:
+        """The media the data names but ``data_dir`` lacks (:mod:`lensbench.benchmarks.ivbench.layout`)."""
+        return release.absent_media(Path(data_dir))
 
     def sample_id(self, sample: Query) -> str:
         """``"<video_id>/<data_id>"``."""

@@ -38,6 +38,7 @@ from lensbench.benchmarks.base import Benchmark, Loaded, RunContext
 from lensbench.benchmarks.rgbth.aggregate import aggregate_records
 from lensbench.benchmarks.rgbth.data import (DEFAULT_INPUT, EXTRA_SKILLS, RGB_TH_TXT, RGB_TXT, SKILLS, Unit,
                                              load_units)
+from lensbench.benchmarks.rgbth.layout import LAYOUT, absent_media
 from lensbench.benchmarks.rgbth.replay import ResultFile, match_key
 from lensbench.benchmarks.rgbth.report import paper_rows, render_tables
 from lensbench.benchmarks.rgbth.units import CLUSTER, HEADLINES, skill_tables
@@ -84,6 +85,7 @@ class RGBThBench(Benchmark):
     cluster = CLUSTER
     load_unit = "units"
     replay_formats = (ResultFile(),)
+    layout = LAYOUT
 
     @classmethod
     def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
@@ -115,6 +117,10 @@ class RGBThBench(Benchmark):
         counts: dict[str, Any] = {}
         return Loaded(load_units(data_dir, self.options.include_extra_skills, self.options.input,
                                  skip_missing=self.options.skip_missing, stats=counts), counts)
+
+    def absent_media(self, data_dir: Path) -> list[str]:
+        """Scene images missing beside a ``questions.json`` (:func:`lensbench.benchmarks.rgbth.layout.absent_media`)."""
+        return absent_media(Path(data_dir))
 
     def sample_id(self, sample: Unit) -> str:
         """``"<Source N/scene>/<abbrev>"``: one (scene, skill) unit."""
