@@ -36,7 +36,7 @@ import numpy as np
 from PIL import Image
 
 from lensbench.core.errors import ConfigError
-from lensbench.tools.genvip.editors import list_images
+from lensbench.tools.ifbench.genvip.editors import list_images
 from lensbench.core.extras import require
 
 __all__ = ["find_pairs", "edge_dice", "mean_brightness", "phash", "hamming", "PHashEmbedder", "DinoEmbedder",
