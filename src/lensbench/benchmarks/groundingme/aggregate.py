@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from lensbench.benchmarks.groundingme.best_of_n import FALLBACK_RULE
 from lensbench.benchmarks.groundingme.score import THRESHOLDS, hit_at
 from lensbench.benchmarks.groundingme.taxonomy import L1_ORDER, L2_ORDER
 from lensbench.benchmarks.groundingme.units import acc_table
@@ -119,7 +120,7 @@ def aggregate_records(records: list[SampleRecord]) -> tuple[dict[str, Any], dict
             counts["judge_matches"] = sum(len(k["matches"]) for k in ks)
             counts["judge_fallbacks"] = sum(k["fallbacks"] for k in ks)
             counts["judge_errors"] = sum(k["judge_errors"] for k in ks)
-            counts["judge_fallback_rule"] = "candidate A (lower sample index) advances"
+            counts["judge_fallback_rule"] = FALLBACK_RULE
     if official:
         counts["scoring"] = "official-compat"
     return metrics, counts

@@ -32,7 +32,7 @@ from typing import Literal
 
 from lensbench.scoring.bbox import center_in_box, iou, scale_box, smart_resize
 
-__all__ = ["COMPAT_RULES", "ZERO", "CompatParse", "CompatScore", "official_parse", "official_parse_bbox",
+__all__ = ["COMPAT_RULES", "ZERO", "CompatParse", "CompatScore", "official_parse",
            "smart_resize_mimo", "compat_score", "official_best_iou"]
 
 #: ``--compat-rule`` values (see the module docstring).
@@ -85,11 +85,6 @@ def official_parse(text: str | None) -> CompatParse:
     if matches:
         return CompatParse([float(c) for c in matches[-1]], "numbers")
     return CompatParse(list(ZERO), "none")
-
-
-def official_parse_bbox(text: str | None) -> list[float]:
-    """Just the box of :func:`official_parse`."""
-    return official_parse(text).box
 
 
 def smart_resize_mimo(height: int, width: int, factor: int = 28, min_pixels: int = 28 * 28 * 8,

@@ -32,12 +32,6 @@ class PreparedImage:
     orig_w: int
     orig_h: int
 
-    @property
-    def downscaled(self) -> bool:
-        """True when the sent image is smaller than the original."""
-        return (self.sent_w, self.sent_h) != (self.orig_w, self.orig_h)
-
-
 
 def safe_name(sid: str) -> str:
     """A file-name-safe form of a sample id (at most 80 characters)."""
