@@ -55,6 +55,22 @@ def _means(records: Sequence[SampleRecord], source: str) -> dict[str, float | No
     return out
 
 
+def _agreement(ok: list[SampleRecord], cats: list[str]) -> tuple[dict[str, float | None], dict[str, int]]:
+    """Agreement of the answers with the human majority labels (``q_agree``), percent and count, Overall, per
+    category (of ``cats``) and per question Q1..Q5."""
+    agree: dict[str, list[bool]] = defaultdict(list)
+    for r in ok:
+        for qi, a in enumerate(r.extra.get("q_agree") or []):
+            if a is not None:
+                cat = r.labels.get("category")
+                agree["Overall"].append(a)
+                agree[CATEGORIES.get(cat, cat)].append(a)
+                agree[f"Q{qi + 1}"].append(a)
+    order = ["Overall"] + [CATEGORIES[c] for c in cats] + [f"Q{i}" for i in range(1, 6)]
+    return ({k: (100.0 * sum(agree[k]) / len(agree[k]) if agree.get(k) else None) for k in order},
+            {k: len(agree.get(k, [])) for k in order})
+
+
 def aggregate_records(records: list[SampleRecord], load_info: dict[str, Any] | None = None,
                       overall_metric: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(metrics, counts)`` of a GOBench run.
@@ -89,16 +105,7 @@ def aggregate_records(records: list[SampleRecord], load_info: dict[str, Any] | N
     for d in DIMENSIONS:
         pairs = [(r.scores[d], r.target[d]) for r in with_gt if r.target and r.target.get(d) is not None]
         metrics["correlation"][DIM_TITLES[d]] = correlation([p[0] for p in pairs], [p[1] for p in pairs])
-    agree: dict[str, list[bool]] = defaultdict(list)
-    for r in ok:
-        for qi, a in enumerate(r.extra.get("q_agree") or []):
-            if a is not None:
-                agree["Overall"].append(a)
-                agree[CATEGORIES.get(cat_of[id(r)], cat_of[id(r)])].append(a)
-                agree[f"Q{qi + 1}"].append(a)
-    order = ["Overall"] + [CATEGORIES[c] for c in cats] + [f"Q{i}" for i in range(1, 6)]
-    metrics["question_agreement"] = {k: (100.0 * sum(agree[k]) / len(agree[k]) if agree.get(k) else None) for k in order}
-    metrics["question_agreement_n"] = {k: len(agree.get(k, [])) for k in order}
+    metrics["question_agreement"], metrics["question_agreement_n"] = _agreement(ok, cats)
     metrics["model_mean"] = {"All": _means(ok, "model"), **{CATEGORIES[c]: _means(in_cat(ok, c), "model") for c in cats}}
     metrics["human_mean"] = {"All": _means(with_gt, "human"),
                              **{CATEGORIES[c]: _means(in_cat(with_gt, c), "human") for c in cats}}

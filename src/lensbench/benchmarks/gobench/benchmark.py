@@ -24,7 +24,6 @@ Generation (``lensbench gobench generate | rate | summary``) lives in :mod:`lens
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -37,13 +36,13 @@ from lensbench.benchmarks.gobench.parse_paper import ParsedReply, parse_reply
 from lensbench.benchmarks.gobench.parse_vlmevalkit import parse_reply_vlmevalkit, vlmevalkit_gt_complete
 from lensbench.benchmarks.gobench.prompts import CriticAnswerSpace, critic_prompt, load_prompt
 from lensbench.benchmarks.gobench.records import (CATEGORIES, DELTA_MAX, DIMENSIONS, GORecord, HumanGT,
-                                                  find_records_file, load_records)
+                                                  find_records_file, load_records, one_per_scenario)
 from lensbench.benchmarks.gobench.report import render_tables
 from lensbench.benchmarks.gobench.sps import sps
 from lensbench.benchmarks.gobench.units import CLUSTER, HEADLINES, sps_table
 from lensbench.scoring.bootstrap import UnitTable
 from lensbench.scoring.units import nonempty
-from lensbench.benchmarks.fields import inside, missing_media
+from lensbench.benchmarks.fields import missing_media
 from lensbench.core.errors import ConfigError, DataError
 from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord
@@ -143,15 +142,7 @@ class GOBench(Benchmark):
             raise ConfigError(f"--layout must be release or scenario, got {o.layout!r}")
         records = load_records(path, images_dir)
         if o.layout == "scenario":
-            base = images_dir or path.parent
-            reps = {}
-            for r in records:
-                if r.scenario not in reps:
-                    img = f"{r.scenario}.png"
-                    p = inside(base, img, path, "image (--layout scenario)")
-                    reps[r.scenario] = replace(r, index=r.scenario.replace("/", "_"), image=img, variant="",
-                                               image_path=str(p) if p.is_file() else None)
-            records = list(reps.values())
+            records = one_per_scenario(records, images_dir or path.parent, path)
         n_all = len(records)
         if o.categories:
             keep = {c.strip() for c in o.categories.split(",") if c.strip()}
@@ -161,16 +152,12 @@ class GOBench(Benchmark):
             records = [r for r in records if r.category in keep]
         info: dict[str, Any] = {"n_records_total": n_all, "records_file": str(path)}
         if o.human_ratings:
-            from lensbench.benchmarks.gobench.humans import load_human_gt
+            from lensbench.benchmarks.gobench.humans import attach_human_gt
 
             hp = Path(o.human_ratings)
-            cache = Path(o.image_cache) if o.image_cache else hp.parent / "GOBench_images"
-            gt, qs, imgs, unmatched = load_human_gt(hp, records, image_cache=cache, generator=o.ratings_generator)
-            records = [replace(r, gt=gt.get(r.index), tsv_question=qs.get(r.index),
-                               image_path=r.image_path or imgs.get(r.index)) for r in records]
-            info.update(human_ratings=str(hp), n_gt=sum(r.gt is not None for r in records),
-                        n_gt_unmatched_keys=len(unmatched), gt_unmatched_examples=unmatched[:5],
-                        n_images_from_tsv=len(imgs))
+            records, found = attach_human_gt(hp, records, image_cache=Path(o.image_cache) if o.image_cache else None,
+                                             generator=o.ratings_generator)
+            info.update(found)
         missing = [r for r in records if r.image_path is None]
         if len(missing) < len(records):  # none at all: the layout hint below
             missing_media(path, [m.image for m in missing], len(records), "records", images_dir or path.parent,

@@ -276,13 +276,8 @@ class IFBench(Benchmark):
         by = [r.extra.get("judged_by") for r in records]
         parsed = [r for r in records if r.extra.get("judged_by") == "parser"]
         last = [r.judge[-1] if r.judge else None for r in parsed]
-        has_parser = any(r.extra.get("parser_available") for r in records)
         first = records[0] if records else None
         mode = first.extra.get("judge_mode", "hybrid") if first else self.options.answer_parsing
-        if mode == "official-first-char":
-            label = "official first character" + (" + LLM parser (Fig. 11)" if has_parser else " only (no parser)")
-        else:
-            label = "hybrid: exact letter + LLM parser (Fig. 11)" if has_parser else "exact match only"
         per_dim: dict[str, int] = defaultdict(int)
         for _qid, dim in {r.labels["qid"]: r.labels["dimension"] for r in records}.items():
             per_dim[dim] += 1
@@ -304,7 +299,7 @@ class IFBench(Benchmark):
             "n_units": len(us),
             "n_units_scored": len(us) - missing,
             "n_units_missing": missing,
-            "judge": label,
+            "judge": _judgment(mode, any(r.extra.get("parser_available") for r in records)),
             "judge_mode": mode,
             "input": first.labels["input"] if first else self.options.input,
             "blind": bool(first.labels["blind"] if first else self.options.blind),
@@ -321,3 +316,10 @@ class IFBench(Benchmark):
     def tables(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
         """See :func:`lensbench.benchmarks.ifbench.report.render`."""
         return report.render(results, fmt, with_paper)
+
+
+def _judgment(mode: str, has_parser: bool) -> str:
+    """How the run's replies were judged, in words (the report's header): the answer-parsing rule and the parser."""
+    if mode == "official-first-char":
+        return "official first character" + (" + LLM parser (Fig. 11)" if has_parser else " only (no parser)")
+    return "hybrid: exact letter + LLM parser (Fig. 11)" if has_parser else "exact match only"
