@@ -131,3 +131,23 @@ def test_the_walk_through_shows_this_package():
     blocks = dict(re.findall(r"```python\n# (toy_count/\S+\.py)\n(.*?)```", doc, re.S))
     files = {str(p.relative_to(TOY)): p.read_text(encoding="utf-8") for p in sorted(TOY.rglob("*.py"))}
     assert set(blocks) == set(files) and all(blocks[k] == files[k] for k in files)
+
+
+def test_plugins_that_cannot_be_loaded_are_named_and_built_ins_win(tmp_path, monkeypatch):
+    from lensbench.benchmarks.registry import benchmark_names
+    from lensbench.core.errors import ConfigError
+
+    dist = tmp_path / "broken_bench-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-bench\nVersion: 0.1\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(
+        "[lensbench.benchmarks]\nno-module = nowhere_at_all.bench:Bench\nnot-a-bench = json:JSONDecoder\n"
+        "rgb-th-bench = nowhere_at_all.bench:Bench\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert {"no-module", "not-a-bench"} <= set(benchmark_names())
+    with pytest.raises(ConfigError, match=r"entry point 'no-module' .* cannot be loaded: ModuleNotFoundError"):
+        get_benchmark("no-module")
+    with pytest.raises(ConfigError, match="is not a lensbench Benchmark subclass named 'not-a-bench'"):
+        get_benchmark("not-a-bench")
+    assert get_benchmark("rgb-th-bench").__name__ == "RGBThBench"  # a plugin cannot replace a built-in
+    assert benchmark_names().count("rgb-th-bench") == 1

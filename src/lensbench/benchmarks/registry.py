@@ -55,15 +55,21 @@ def benchmark_names() -> list[str]:
 def get_benchmark(name: str) -> type[Benchmark]:
     """The benchmark class called ``name``.
 
-    Raises KeyError listing the known names; ConfigError when a plugin's entry point does not name a
-    :class:`Benchmark` subclass whose ``name`` is the entry point's.
+    Raises KeyError listing the known names; ConfigError when a plugin's entry point cannot be imported or does
+    not name a :class:`Benchmark` subclass whose ``name`` is the entry point's.
     """
     target = BENCHMARKS.get(name) or plugins().get(name)
     if target is None:
         raise KeyError(f"unknown benchmark {name!r}; known: {', '.join(sorted(benchmark_names()))}")
     mod, _, attr = target.partition(":")
-    cls = getattr(importlib.import_module(mod), attr)
-    if name not in BENCHMARKS and not (isinstance(cls, type) and issubclass(cls, Benchmark) and cls.name == name):
+    if name in BENCHMARKS:
+        return getattr(importlib.import_module(mod), attr)
+    try:
+        cls = getattr(importlib.import_module(mod), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"entry point {name!r} = {target!r} ({ENTRY_POINT_GROUP}) cannot be loaded: "
+                          f"{type(exc).__name__}: {exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, Benchmark) and cls.name == name):
         raise ConfigError(f"entry point {name!r} = {target!r} ({ENTRY_POINT_GROUP}) is not a lensbench Benchmark "
                           f"subclass named {name!r}")
     return cls
