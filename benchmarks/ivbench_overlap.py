@@ -63,7 +63,7 @@ def decode_alone(data: Path, cache_dir: Path) -> float:
     bench = IVBench()
     queries = bench.load(data)
     t0 = time.perf_counter()
-    bench.extract_frames(queries, FrameCache(cache_dir), bench._videos)
+    bench.extract_frames(queries, FrameCache(cache_dir))
     return time.perf_counter() - t0
 
 

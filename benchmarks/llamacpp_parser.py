@@ -74,7 +74,7 @@ def wordy_replies(bench: IFBench, data_dir: Path, limit: int, seed: int) -> tupl
     rng = random.Random(seed)
     qs = {q.qid: q for q in bench.load(data_dir)[:limit]}
     records, truth = [], {}
-    for r in bench.requests(list(qs.values())):
+    for r in bench.expand(list(qs.values())):
         q, lang = qs[r.meta["qid"]], r.meta["lang"]
         slots, right = rotate(q.option_list(lang), q.answer, r.meta["rotation"])
         u = rng.random()

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from lensbench.tools.data.layouts import LAYOUTS  # noqa: E402
+from lensbench.tools.data.layouts import all_layouts  # noqa: E402
 from lensbench.tools.data.pins import source_key  # noqa: E402
 
 #: repository -> its folder in ../shared/data (SOURCES.md)
@@ -84,7 +84,7 @@ def main() -> None:
                           f"{len(set(from_git) - set(from_shared))} from git only, "
                           f"{len(set(from_shared) - set(from_git))} from ../shared/data only)")
 
-    for bench, layout in LAYOUTS.items():
+    for bench, layout in all_layouts().items():
         src = layout.source
         if src.kind == "github":
             pin(src.repo, src.revision, src.subdir, complete=True)

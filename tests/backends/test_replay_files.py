@@ -11,11 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from lensbench.backends.replay import ReplayBackend, load_replay_records
+from lensbench.backends.replay import ReplayBackend
+from lensbench.benchmarks.rgbth.benchmark import RGBThBench
 from lensbench.core.errors import DataError
 
 GOOD = '{"request_id": "q/0", "text": "Yes"}'
 RGBTH = '"skill": "Scene", "question": "Is it?"'
+
+
+def replay(path, model=None) -> ReplayBackend:
+    """The replay backend of an RGB-Th-Bench run (it reads the benchmark's third-party result format too)."""
+    return ReplayBackend(str(path), model, RGBThBench.replay_formats)
 
 
 def cli(*args):
@@ -32,7 +38,7 @@ def test_export_replay_round_trip_keeps_line_separators_in_replies(rgbth_gen, tm
     assert cli("export", str(run), "--out", str(exported)).returncode == 0
     raw = exported.read_text(encoding="utf-8")
     assert "\u2028" in raw and "\u2029" in raw and "\u0085" in raw  # written unescaped: the case that broke
-    index, _name = load_replay_records(exported)
+    index = replay(exported).index
     orig = {json.loads(line)["request_id"]: json.loads(line)["text"] for line in raw.split("\n") if line}
     assert len(orig) == len(index) > 0 and all(index[k] == {"text": v} for k, v in orig.items())
     assert set(orig.values()) == {reply}
@@ -81,7 +87,7 @@ def test_wrongly_typed_fields_name_file_line_and_field(tmp_path, line, field, wo
     p = tmp_path / "replies.jsonl"
     p.write_text(GOOD + "\n" + line + "\n", encoding="utf-8")
     with pytest.raises(DataError) as ei:
-        ReplayBackend(str(p))
+        replay(p)
     msg = str(ei.value)
     assert str(p) in msg and "line 2" in msg and words in msg, msg
     if field:
@@ -94,7 +100,7 @@ def test_wrongly_typed_fields_in_a_json_list_name_the_record(tmp_path, line, fie
     p = tmp_path / "replies.json"
     p.write_text(f"[{GOOD},\n {line}]", encoding="utf-8")
     with pytest.raises(DataError) as ei:
-        ReplayBackend(str(p))
+        replay(p)
     msg = str(ei.value)
     assert str(p) in msg and "record 2" in msg and words in msg, msg
 
@@ -108,7 +114,7 @@ def test_bytes_that_are_not_utf8_name_the_line(tmp_path, raw, line):
     p = tmp_path / "replies.jsonl"
     p.write_bytes(raw)
     with pytest.raises(DataError, match=rf"line {line}: not UTF-8 text") as ei:
-        ReplayBackend(str(p))
+        replay(p)
     assert str(p) in str(ei.value)
 
 
@@ -127,17 +133,16 @@ def test_a_duplicate_request_id_with_another_reply_is_reported(tmp_path):
     p.write_text(GOOD + '\n{"request_id": "q/1", "text": "No"}\n{"request_id": "q/0", "text": "No"}\n')
     with pytest.raises(DataError, match=r"line 3: request_id 'q/0' is recorded again with another reply "
                                         r"\(first at line 1\)") as ei:
-        load_replay_records(p)
+        replay(p)
     assert str(p) in str(ei.value)
     p.write_text(GOOD + '\n{"request_id": "q/0", "error": "timeout"}\n')  # a reply and an error for one request
     with pytest.raises(DataError, match="line 2: request_id 'q/0' is recorded again"):
-        load_replay_records(p)
+        replay(p)
 
 
 def test_identical_duplicates_and_other_models_are_fine(tmp_path):
     p = tmp_path / "r.jsonl"
     p.write_text(GOOD + "\n" + GOOD + '\n{"request_id": "q/1", "error": "a"}\n{"request_id": "q/1", "error": "b"}\n')
-    index, _ = load_replay_records(p)
-    assert index == {"q/0": {"text": "Yes"}, "q/1": {"error": "a"}}
+    assert replay(p).index == {"q/0": {"text": "Yes"}, "q/1": {"error": "a"}}
     p.write_text('{"request_id": "q/0", "text": "Yes", "model": "a"}\n{"request_id": "q/0", "text": "No", "model": "b"}\n')
-    assert load_replay_records(p, "b")[0] == {"q/0": {"text": "No"}}
+    assert replay(p, "b").index == {"q/0": {"text": "No"}}

@@ -55,7 +55,7 @@ def test_benchmark_load_skips_and_errors(gob_data):
     b = GOBench()
     recs = b.load(gob_data)
     assert len(recs) == 45 and all(Path(r.image_path).is_file() for r in recs)
-    assert b.load_info["n_images_missing"] == 954 and b.load_info["n_records_total"] == 999
+    assert recs.counts["n_images_missing"] == 954 and recs.counts["n_records_total"] == 999
     with pytest.raises(DataError, match=r"954 of 999 records lack media.*--skip-missing"):
         GOBench(GOBench.Options(skip_missing=False)).load(gob_data)
     only = GOBench(GOBench.Options(categories="refracted_light_images")).load(gob_data)

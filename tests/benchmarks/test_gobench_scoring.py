@@ -5,8 +5,10 @@ worked out in the comments."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from lensbench.benchmarks.gobench.benchmark import GOBench
 from lensbench.benchmarks.gobench.records import GORecord, HumanGT
@@ -40,9 +42,13 @@ def test_sps_refuses_a_non_positive_delta(delta):
 
 
 # --------------------------------------------------------------------------- outcomes and metrics
-def _rec(i: int, cat: str, gt: HumanGT | None) -> GORecord:
+def _rec(i: int, cat: str, gt: HumanGT | None, folder: Path) -> GORecord:
+    image = folder / f"{cat}_{i}.png"
+    if not image.exists():
+        Image.new("RGB", (8, 8)).save(image)
     return GORecord(index=f"{cat}_{i}.1", category=cat, image=f"{cat}/{i}.1.png", title="", prompt=f"p{i}",
-                    questions=tuple(f"q{j}" for j in range(5)), scenario=f"{cat}/{i}", variant="1", gt=gt)
+                    questions=tuple(f"q{j}" for j in range(5)), scenario=f"{cat}/{i}", variant="1", gt=gt,
+                    image_path=str(image))
 
 
 def _ok(rid: str, text: str) -> StoredResponse:
@@ -53,11 +59,11 @@ def _reply(answers, aes, fid) -> str:
     return json.dumps({"realityAnswers_Eval": answers, "aestheticsRating_Eval": aes, "consistencyRating_Eval": fid})
 
 
-def test_unparseable_and_errors_are_counted_and_left_out():
+def test_unparseable_and_errors_are_counted_and_left_out(tmp_path):
     gt = HumanGT(authenticity=3.0, aesthetics=4.0, fidelity=2.0)
-    samples = [_rec(1, "direct_light_images", gt), _rec(2, "direct_light_images", gt),
-               _rec(3, "reflect_light_images", gt), _rec(4, "reflect_light_images", gt),
-               _rec(5, "refracted_light_images", gt)]
+    samples = [_rec(1, "direct_light_images", gt, tmp_path), _rec(2, "direct_light_images", gt, tmp_path),
+               _rec(3, "reflect_light_images", gt, tmp_path), _rec(4, "reflect_light_images", gt, tmp_path),
+               _rec(5, "refracted_light_images", gt, tmp_path)]
     replies = {
         # scored: Y Y Y N N = 3 (SPS 1), aesthetics 4 (1), fidelity 2 (1)
         samples[0].index: _ok(samples[0].index, _reply(["Yes", "Yes", "Yes", "No", "No"], 4, 2)),
@@ -71,7 +77,7 @@ def test_unparseable_and_errors_are_counted_and_left_out():
         # samples[4]: no reply at all (never sent) -> error too
     }
     b = GOBench()
-    records = b.score(samples, [], replies)
+    records = b.score(samples, b.expand(samples), replies)
     assert [r.outcome for r in records] == ["scored", "scored", "unparseable", "error", "error"]
     assert records[3].error == "HTTP 500 after 6 retries" and records[4].error
     assert records[3].scores == {} and records[2].scores == {}
@@ -92,11 +98,11 @@ def test_unparseable_and_errors_are_counted_and_left_out():
     assert "2 request(s) failed in transport and are not scored" in text
 
 
-def test_missing_human_dimension_gives_no_sps_for_it():
+def test_missing_human_dimension_gives_no_sps_for_it(tmp_path):
     gt = HumanGT(authenticity=2.0, aesthetics=None, fidelity=3.0)
-    s = _rec(1, "direct_light_images", gt)
+    s = _rec(1, "direct_light_images", gt, tmp_path)
     b = GOBench()
-    (r,) = b.score([s], [], {s.index: _ok(s.index, _reply(["Yes", "Yes", "No", "No", "No"], 4, 3))})
+    (r,) = b.score([s], b.expand([s]), {s.index: _ok(s.index, _reply(["Yes", "Yes", "No", "No", "No"], 4, 3))})
     assert r.scores["sps_authenticity"] == 1.0 and r.scores["sps_aesthetics"] is None and r.scores["sps_fidelity"] == 1.0
     metrics, counts = b.aggregate([r])
     assert metrics["SPS"] == {"Authenticity": 100.0, "Aesthetics": None, "Fidelity": 100.0}

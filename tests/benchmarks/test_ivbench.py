@@ -200,7 +200,7 @@ def test_loader_missing_media(jsonl, tmp_path):
     bench = IVBench(IVBench.Options(skip_missing=True))
     got = bench.load(tmp_path)
     assert [q.uid for q in got] == [q.uid for q in present]
-    assert bench.load_stats["n_skipped_missing"] == 1686 - len(present)
+    assert got.counts["n_skipped_missing"] == 1686 - len(present)
     # text-only needs no images
     for q in present:
         (tmp_path / "images" / q.image_name).unlink()

@@ -109,7 +109,7 @@ def test_request_bytes_and_image_order(tmp_path, pattern):
     bench = IVBench(IVBench.Options(frames="3", pattern=pattern))
     qs = bench.load(data)
     fs = _frames(tmp_path, "v1")
-    reqs, facts = bench.requests(qs, {"v1": {(3, None): fs}}, _ctx(tmp_path, data), seed=0)
+    reqs, _unsent = bench.requests(qs, {"v1": {(3, None): fs}}, _ctx(tmp_path, data), seed=0)
     assert len(reqs) == 1 and reqs[0].id == "v1/0"
     parts = reqs[0].messages[0].parts
     ch = build_options(qs[0], 0)
@@ -128,7 +128,7 @@ def test_request_bytes_and_image_order(tmp_path, pattern):
     assert [p.t_s for p in frames] == [0.0, 2.5, 5.0]  # indices 0, 25, 50 at 10 fps
     assert {p.video for p in frames} == {str(data / "videos" / "v1.mp4")}
     assert reqs[0].params.max_tokens == 1024 and reqs[0].params.temperature == 0.0
-    assert facts["v1/0"]["target"] == ch.correct and ch.as_dict[ch.correct] == " four"
+    assert reqs[0].meta["target"] == ch.correct and ch.as_dict[ch.correct] == " four"
 
 
 def test_clean_style_strips_option_texts(tmp_path):
@@ -198,10 +198,10 @@ def test_video_error_records_are_not_scored(tmp_path):
     qs = bench.load(data)
     frames = {"v1": {(3, None): _frames(tmp_path, "v1")}, "v2": VideoError(data / "videos" / "v2.mp4", "truncated")}
     ctx = _ctx(tmp_path, data)
-    reqs, bench._facts = bench.requests(qs, frames, ctx, seed=0)
+    reqs, unsent = bench.requests(qs, frames, ctx, seed=0)
     assert [r.id for r in reqs] == ["v1/0"]
     ch = build_options(qs[0], 0)
-    records = bench.score(qs, reqs, {"v1/0": _reply("v1/0", ch.correct)}, ctx)
+    records = bench.score(qs, reqs + unsent, {"v1/0": _reply("v1/0", ch.correct)}, ctx)
     assert [r.outcome for r in records] == ["correct", "error"]
     assert records[1].error.startswith("video: ") and "v2.mp4: truncated" in records[1].error
     assert records[1].request_id is None and records[1].labels["group"] == "P"

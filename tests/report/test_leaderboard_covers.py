@@ -18,8 +18,13 @@ from lensbench.report.runs import load_run
 from lensbench.report.viewer.html import read_page_data
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 from lensbench.scoring.intervals import interval_block
-from lensbench.scoring.units import unit_tables
+from lensbench.benchmarks.registry import get_benchmark
 from lensbench.testing.runs import craft_run, write_run
+
+
+def unit_tables(benchmark, records):
+    """The benchmark's unit tables of ``records`` (each benchmark states its own)."""
+    return get_benchmark(benchmark).unit_tables(records)
 
 
 def _edit(run_dir, result=None, manifest=None):
@@ -125,7 +130,7 @@ def test_cis_are_read_from_result_json_when_drawn_the_same_way(tmp_path):
     d = craft_run(tmp_path / "r", "rgb-th-bench", "m", n=96, seed=4)
     recs = [SampleRecord.model_validate_json(x) for x in (d / "samples.jsonl").read_text().splitlines()]
     fresh = build_leaderboard([load_run(d)], n_resamples=300)
-    block = interval_block("rgb-th-bench", recs, n_resamples=300)
+    block = interval_block(unit_tables("rgb-th-bench", recs), "scene", n_resamples=300)
     cat = block["tables"]["QAcc"]["intervals"]["Overall"]
     block["tables"]["QAcc"]["intervals"]["Overall"] = [cat[0], -1.0, 101.0, cat[3], cat[4]]  # marked: read back
     _edit(d, result={"ci": block})

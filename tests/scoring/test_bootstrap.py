@@ -10,7 +10,12 @@ import pytest
 from lensbench.core.records import SampleRecord
 from lensbench.scoring.bootstrap import UnitTable, bootstrap_ci
 from lensbench.scoring.paired import paired_difference
-from lensbench.scoring.units import unit_tables
+from lensbench.benchmarks.registry import get_benchmark
+
+
+def unit_tables(benchmark, records):
+    """The benchmark's unit tables of ``records`` (each benchmark states its own)."""
+    return get_benchmark(benchmark).unit_tables(records)
 
 
 def _micro(values, dens=None):
@@ -153,7 +158,8 @@ def test_a_rare_category_gets_a_ci_from_its_own_clusters():
 
 def test_groundingme_l2_categories_get_cis():
     recs = [SampleRecord(benchmark="groundingme", sample_id=f"s{i}", outcome="correct" if i % 3 else "wrong",
-                         labels={"L-1": "Spatial" if i % 2 else "Limited", "L-2": f"sub{i % 4}"}) for i in range(60)]
+                         labels={"L-1": "Spatial" if i % 2 else "Limited", "L-2": f"sub{i % 4}"},
+                         scores={"hit@0.5": int(bool(i % 3))}) for i in range(60)]
     t = unit_tables("groundingme", recs)["Acc@0.5"]
     assert {"Total", "Spatial", "Limited", "Spatial/sub1", "Spatial/sub3", "Limited/sub0", "Limited/sub2"} <= set(
         t.categories)

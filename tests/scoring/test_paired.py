@@ -20,7 +20,13 @@ from lensbench.benchmarks.rgbth.aggregate import aggregate_records
 from lensbench.core.records import SampleRecord
 from lensbench.scoring.bootstrap import UnitTable
 from lensbench.scoring.paired import pair_tables, paired_all, paired_difference
-from lensbench.scoring.units import unit_tables
+from lensbench.benchmarks.registry import get_benchmark
+
+
+def unit_tables(benchmark, records):
+    """The benchmark's unit tables of ``records`` (each benchmark states its own)."""
+    return get_benchmark(benchmark).unit_tables(records)
+
 
 SKILLS = [("Scene", "RGB-Txt"), ("ObjPr", "RGB-Txt"), ("Temp2Col", "RGB-Th-Txt"), ("Warmest", "RGB-Th-Txt")]
 

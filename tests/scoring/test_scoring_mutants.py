@@ -170,7 +170,12 @@ def test_extract_json_object_strings_escapes_and_nesting():
 # ------------------------------------------------------------------------------------------------ bootstrap / units
 from lensbench.core.records import SampleRecord  # noqa: E402
 from lensbench.scoring.bootstrap import UnitTable, bootstrap_ci  # noqa: E402
-from lensbench.scoring.units import unit_tables  # noqa: E402
+from lensbench.benchmarks.registry import get_benchmark  # noqa: E402
+
+
+def unit_tables(benchmark, records):
+    """The benchmark's unit tables of ``records`` (each benchmark states its own)."""
+    return get_benchmark(benchmark).unit_tables(records)
 
 
 def test_unit_table_value_is_percent_by_default():
@@ -274,9 +279,8 @@ def test_gobench_sps_unit_table_columns_are_the_report_dimensions():
     for dim, v in want.items():
         assert t.value(dim) == pytest.approx(v) == pytest.approx(metrics["SPS"][dim])
     assert t.value() == pytest.approx(sum(want.values()) / 3) == pytest.approx(overall(metrics["SPS"]))
-    # other spellings of the SPS keys name the same dimensions
-    other = unit_tables("gobench", [_go(0, "scored", (1.0, 0.5, 0.0), key="SPS/{}")])["SPS"]
-    assert other.columns == ["Authenticity", "Aesthetics", "Fidelity"]
+    # the table reads the keys GOBench writes (sps_<dim>), no other spelling: such a record is no SPS unit
+    assert unit_tables("gobench", [_go(0, "scored", (1.0, 0.5, 0.0), key="SPS/{}")]) == {}
 
 
 # ------------------------------------------- issue 26, second pass: survivors of the held-out draw (seed 20261126)
@@ -317,28 +321,29 @@ def test_micro_table_over_several_columns():
     assert (ci.n, ci.low, ci.high) == (3, 0.0, 100.0)
 
 
-def _iv(i, video, task, group, outcome, frames=32):
+def _iv(i, video, task, outcome, frames=32):
     return SampleRecord(benchmark="iv-bench", sample_id=f"q{i}", outcome=outcome,
-                        labels={"video_id": video, "task": task, "group": group, "frames": frames})
+                        labels={"video_id": video, "task": task, "frames": frames})
 
 
 def test_ivbench_unit_table_video_units_tasks_and_group_averages():
-    recs = [_iv(0, "v1", "Count", "perception", "correct"), _iv(1, "v1", "Count", "perception", "wrong"),
-            _iv(2, "v1", "Reason", "reasoning", "correct"), _iv(3, "v2", "Count", "perception", "correct"),
-            _iv(4, "v2", "Reason", "reasoning", "error"),                        # an error never counts
-            _iv(5, "v2", "Reason", "reasoning", "correct", frames=8)]           # another configuration: left out
+    # Existence is a perception task (column "Exist."), Counting a reasoning one ("Cnt."): Table 2's groups
+    recs = [_iv(0, "v1", "Existence", "correct"), _iv(1, "v1", "Existence", "wrong"),
+            _iv(2, "v1", "Counting", "correct"), _iv(3, "v2", "Existence", "correct"),
+            _iv(4, "v2", "Counting", "error"),                        # an error never counts
+            _iv(5, "v2", "Counting", "correct", frames=8)]           # another configuration: left out
     tabs = unit_tables("iv-bench", recs)
     t = tabs["accuracy"]
     # units are the scored questions of the first configuration; each resampled with its video (the cluster)
     assert t.units == ["q0", "q1", "q2", "q3"] and t.clusters == ["v1", "v1", "v1", "v2"]
-    assert t.columns == ["Count", "Reason"] and t.cluster == "video"
+    assert t.columns == ["Exist.", "Cnt."] and t.cluster == "video"
     # per-video sums: v1 Count 1/2, v1 Reason 1/1, v2 Count 1/1 -> Overall (sample-weighted) 3/4
     ids, num, den = t.cluster_sums()
     assert ids == ["v1", "v2"]
     assert num.tolist() == [[1.0, 1.0], [1.0, 0.0]] and den.tolist() == [[2.0, 1.0], [1.0, 0.0]]
     assert t.value() == pytest.approx(75.0)
     assert t.categories["P-Avg"] == [0] and t.categories["R-Avg"] == [1]
-    assert t.value("P-Avg") == pytest.approx(200 / 3) and t.value("Reason") == pytest.approx(100.0)
+    assert t.value("P-Avg") == pytest.approx(200 / 3) and t.value("Cnt.") == pytest.approx(100.0)
     # the 8-frame configuration is a table of its own, named by its setting
     assert tabs["accuracy#2"].units == ["q5"] and tabs["accuracy#2"].setting == {"frames": 8, "resolution": None}
     assert t.setting == {"frames": 32, "resolution": None}
@@ -369,7 +374,8 @@ def test_ifbench_a_cell_with_a_failed_call_is_left_out():
 
 
 def test_groundingme_unit_table_total_and_l1_categories():
-    recs = [SampleRecord(benchmark="groundingme", sample_id=f"g{i}", outcome=o, labels={"L-1": l1})
+    recs = [SampleRecord(benchmark="groundingme", sample_id=f"g{i}", outcome=o, labels={"L-1": l1},
+                         scores={} if o == "error" else {"hit@0.5": int(o == "correct")})
             for i, (o, l1) in enumerate([("correct", "Discriminative"), ("wrong", "Discriminative"),
                                          ("correct", "Rejection"), ("error", "Rejection"), ("correct", "Spatial")])]
     t = unit_tables("groundingme", recs)["Acc@0.5"]

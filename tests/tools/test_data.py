@@ -23,7 +23,9 @@ from lensbench.core.errors import DataError
 from lensbench.tools.data.check import check
 from lensbench.tools.data.download import download
 from lensbench.tools.data.fetch import FetchError, SourceUnreachable
-from lensbench.tools.data.layouts import LAYOUTS
+from lensbench.tools.data.layouts import all_layouts
+
+LAYOUTS = all_layouts()  # every benchmark with an official release
 
 SHA = LAYOUTS["rgb-th-bench"].source.revision
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"

@@ -16,7 +16,7 @@ from PIL import Image, ImageDraw
 from typer.testing import CliRunner
 
 from lensbench.cli.main import app
-from lensbench.tools.genvip.curate import (
+from lensbench.tools.ifbench.genvip.curate import (
     CurateSettings,
     balanced_sample,
     curate,
@@ -26,7 +26,7 @@ from lensbench.tools.genvip.curate import (
     hierarchical_kmeans,
     phash,
 )
-from lensbench.tools.genvip.editors import EDIT_PROMPT, EditError, OpenAIImagesEditor, translate_folder
+from lensbench.tools.ifbench.genvip.editors import EDIT_PROMPT, EditError, OpenAIImagesEditor, translate_folder
 
 
 def shapes(seed: int, size=(320, 256), colour=False, bg=40) -> Image.Image:

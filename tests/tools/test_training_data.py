@@ -18,7 +18,8 @@ from lensbench.core.errors import ConfigError, DataError
 from lensbench.core.results import RunResult
 from lensbench.core.types import StoredResponse
 from lensbench.scoring.bbox import BBOX_FORMATS, from_original_pixels, smart_resize, to_original_pixels
-from lensbench.testing.train_demo import make_genvip_demo, make_grounding_demo
+from lensbench.tools.groundingme.train_demo import make_grounding_demo
+from lensbench.tools.ifbench.genvip.train_demo import make_genvip_demo
 from lensbench.tools.training.exports import to_llamafactory, to_llava, to_swift
 from lensbench.tools.training.sft_data import make_example, read_examples, write_examples
 from lensbench.tools.training.settings import EditorTrainSettings, VLMTrainSettings, settings_from_cli
@@ -289,7 +290,7 @@ def test_sweep_tables_from_run_folders(tmp_path, demo):
 # ----------------------------------------------------------------- GenViP editor data, LoRA keys, tables
 def test_diffsynth_metadata_round_trip(tmp_path, shared_data):
     from lensbench.backends.images.editors import EDIT_PROMPT
-    from lensbench.tools.genvip.editor_data import read_diffsynth_metadata, write_diffsynth_metadata
+    from lensbench.tools.ifbench.genvip.editor_data import read_diffsynth_metadata, write_diffsynth_metadata
 
     f = shared_data / "IF-Bench" / "edit_ft" / "DiffSynth-Studio" / "data" / "example.json"
     if not f.is_file():
@@ -304,8 +305,8 @@ def test_diffsynth_metadata_round_trip(tmp_path, shared_data):
 
 def test_curate_manifest_to_pairs_and_metadata(tmp_path):
     pytest.importorskip("cv2")
-    from lensbench.tools.genvip.curate import CurateSettings, curate, find_pairs
-    from lensbench.tools.genvip.editor_data import pairs_from_manifest, read_diffsynth_metadata, write_diffsynth_metadata
+    from lensbench.tools.ifbench.genvip.curate import CurateSettings, curate, find_pairs
+    from lensbench.tools.ifbench.genvip.editor_data import pairs_from_manifest, read_diffsynth_metadata, write_diffsynth_metadata
 
     d = make_genvip_demo(tmp_path / "demo")
     summary = curate(find_pairs(d["pairs"]), [], tmp_path / "cur", CurateSettings(target=3, min_side=16, min_dice=0.0,
@@ -341,7 +342,7 @@ def test_lora_keys_diffsynth_to_diffusers_and_back():
 
 
 def test_editor_table_names_the_editor(tmp_path):
-    from lensbench.tools.genvip.editor_table import editor_of, render_editor_table
+    from lensbench.tools.ifbench.genvip.editor_table import editor_of, render_editor_table
 
     (tmp_path / "tr").mkdir()
     (tmp_path / "tr" / "translate_report.json").write_text(json.dumps({"editor": "diffusers:E|lora=L|steps=40"}))
@@ -373,7 +374,7 @@ def test_cli_lists_the_recipes():
 
 def test_manifest_paths_relative_to_where_curate_ran(tmp_path, monkeypatch):
     """``genvip curate --pairs demo/pairs`` writes paths as given (relative to its working folder)."""
-    from lensbench.tools.genvip.editor_data import pairs_from_manifest
+    from lensbench.tools.ifbench.genvip.editor_data import pairs_from_manifest
 
     _img(tmp_path / "demo" / "pairs" / "ir" / "a.png"), _img(tmp_path / "demo" / "pairs" / "rgb" / "a.png")
     (tmp_path / "cur").mkdir()

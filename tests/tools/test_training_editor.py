@@ -128,7 +128,7 @@ def test_genvip_loop_ends_in_table5(tiny_editor, tiny_vlm, tmp_path, monkeypatch
     from typer.testing import CliRunner
 
     from lensbench.cli.main import app
-    from lensbench.testing.train_demo import make_genvip_demo
+    from lensbench.tools.ifbench.genvip.train_demo import make_genvip_demo
 
     # the pipeline edits at ~1024 x 1024 whatever the output size: 32 x 32 here keeps the test fast
     monkeypatch.setattr(plus, "VAE_IMAGE_SIZE", 32 * 32)

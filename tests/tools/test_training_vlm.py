@@ -17,7 +17,7 @@ pytest.importorskip("peft")
 pytest.importorskip("pyarrow")
 
 import lensbench  # noqa: E402
-from lensbench.testing.train_demo import make_grounding_demo  # noqa: E402
+from lensbench.tools.groundingme.train_demo import make_grounding_demo  # noqa: E402
 from lensbench.tools.training.sft_data import make_example, read_examples, write_examples  # noqa: E402
 from lensbench.tools.training.settings import VLMTrainSettings  # noqa: E402
 from lensbench.tools.training.vlm_sft import build_trainer, train_vlm  # noqa: E402
@@ -172,7 +172,7 @@ def test_other_families_train_and_generate(kind, tiny_vlm, tmp_path):
 
 def test_ivbench_variants_export_train_evaluate(tiny_vlm, tmp_path):
     pytest.importorskip("av")
-    from lensbench.testing.train_demo import make_ivbench_demo
+    from lensbench.tools.ivbench.train_demo import make_ivbench_demo
     from lensbench.tools.ivbench.sft_data import export_sft
     from lensbench.tools.ivbench.sft_table import render_table3
     from lensbench.tools.training.evaluate import evaluate_checkpoint

@@ -9,9 +9,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from lensbench.core.errors import TransportError
+from lensbench.core.replay import ReplayFormat
 from lensbench.core.types import Completion, Request
 
 __all__ = ["Backend", "BackendConfig"]
@@ -24,8 +25,11 @@ class BackendConfig(BaseModel):
     variable holding the key (the key itself is never stored); ``timeout_s``: per-request
     timeout in seconds; ``image_format``/``image_max_side``: how images are sent;
     ``replay_model``: which model's replies to take from a multi-model replay file;
-    ``seed``: for the random baseline; ``answer_space``: benchmark default answer space.
+    ``seed``: for the random baseline; ``answer_space``: benchmark default answer space;
+    ``replay_formats``: the benchmark's own recorded-reply formats (:class:`lensbench.core.replay.ReplayFormat`).
     """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     base_urls: list[str] = Field(default_factory=list)
     api_key_env: str = "OPENAI_API_KEY"
@@ -35,6 +39,7 @@ class BackendConfig(BaseModel):
     replay_model: str | None = None
     seed: int = 0
     answer_space: list[str] | None = None
+    replay_formats: tuple[ReplayFormat, ...] = ()
     extra: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -1,55 +1,36 @@
-"""Replay of recorded replies: our own JSONL export and third-party result files.
+"""Replay of recorded replies: our own JSONL export and the benchmark's own result-file formats.
 
 Formats read:
 
 * lensbench JSONL (``lensbench export RUN_DIR``): one object per line (lines end at ``\\n`` only)
   with ``request_id`` and ``text`` (or ``error``), optionally ``model``. Matched on the request
   id. The same request id twice with another reply is refused (never silently last-wins).
-* RGB-Th-Bench third-party results (``benchmark_results_*.json`` in the RGB-Th-Benchmark
-  re-evaluation repo): a JSON list of ``{model, file, skill, question, vlm_response_raw, ...}``.
-  Matched on (source/scene folder, skill, question text, occurrence) taken from
-  ``request.meta["replay_match"]``. A reply starting with ``Error:`` is a recorded transport
-  error, and a null reply a recorded server failure: both are replayed as errors, never as
-  answers; an empty string is the model's answer "" (SPEC General rules). A question recorded once but asked
-  twice has no reply for its second ask (an error, never a copy of the first reply).
-  The file's input protocol is recorded: files written by the third-party
-  ``benchmark_thermal*.py`` (thermal image only, its own context) are ``thermal-only``
-  (named ``*_thermal_only.json`` by that script, and their records carry
-  ``data_type_original`` = the release's data type instead of ``data_type``); all others are
-  ``rgb+thermal``. A request whose ``meta["rgbth_input"]`` names another mode is refused
-  with a ConfigError before anything is replayed.
+* the formats of the run's benchmark (:class:`lensbench.core.replay.ReplayFormat`, given in
+  ``BackendConfig.replay_formats``; e.g. RGB-Th-Bench's third-party result files): a record holding a
+  format's fields is read by it and matched on the key the benchmark's requests carry in
+  ``meta["replay_match"]``; the format may refuse a request it cannot answer (ConfigError).
 
-A file holding several models' replies needs ``--replay-model NAME``. Every record is checked
-before anything is replayed: a field of the wrong type (a number, NaN, a list as the text or the
-request id), bytes that are not UTF-8 or a line that is not JSON is a DataError naming the file,
-the line and the field.
+A recorded error is replayed as an error, never as an answer. A file holding several models' replies
+needs ``--replay-model NAME``. Every record is checked before anything is replayed: a field of the
+wrong type (a number, NaN, a list as the text or the request id), bytes that are not UTF-8 or a line
+that is not JSON is a DataError naming the file, the line and the field.
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from lensbench.core.errors import ConfigError, DataError, TransportError
+from lensbench.core.replay import ReplayFormat, validated
 from lensbench.core.types import Completion, Request, file_sha256
 from lensbench.backends.base import Backend, BackendConfig
 
-__all__ = ["ReplayBackend", "load_replay_records", "rgbth_match_key", "rgbth_file_input"]
-
-
-def rgbth_match_key(file: str, skill: str, question: str, occurrence: int = 0) -> tuple:
-    """Match key of an RGB-Th-Bench question: (``Source N/scene``, skill, question, occurrence).
-
-    ``file`` may use ``\\`` or ``/`` and may end in ``/questions.json`` (both are normalised).
-    """
-    f = file.replace("\\", "/")
-    if f.endswith("/questions.json"):
-        f = f[: -len("/questions.json")]
-    return ("rgbth", f, skill, question.strip(), occurrence)
+__all__ = ["ReplayBackend"]
 
 
 def _read_json_or_jsonl(path: Path) -> list[tuple[str, Any]]:
@@ -96,143 +77,87 @@ class _Exported(BaseModel):
     model: str | None = None
 
 
-class _RgbthResult(BaseModel):
-    """A record of a third-party RGB-Th-Bench result file (the fields replay reads)."""
-
-    model_config = ConfigDict(extra="allow", strict=True)
-    file: str
-    skill: str
-    question: str
-    vlm_response_raw: str | None
-    model: str | None = None
+def _exported(path: Path, where: str, r: dict[str, Any]) -> _Exported:
+    """An export line checked; DataError names the file, the line and the field."""
+    return validated(_Exported, path, where, r, frozenset({"text", "error", "model"}))
 
 
-_RGBTH_FIELDS = frozenset({"file", "skill", "question", "vlm_response_raw"})
-
-
-def _checked(path: Path, where: str, r: Any) -> BaseModel:
-    """The record ``r`` validated as one of the two layouts; DataError names the file, line and field."""
+def _checked(path: Path, where: str, r: Any, formats: Sequence[ReplayFormat]) -> tuple[ReplayFormat | None, Any]:
+    """``(format or None for an export line, the record validated)``; DataError names the file, line and field."""
     if not isinstance(r, dict):
         raise DataError(path, f"{where}: not a JSON object but {type(r).__name__}")
     if "request_id" in r:
-        shape: type[BaseModel] = _Exported
-    elif _RGBTH_FIELDS <= r.keys():
-        shape = _RgbthResult
-    else:
-        raise DataError(path, f"{where} has neither 'request_id' nor the RGB-Th-Bench result fields "
-                              "(file, skill, question, vlm_response_raw)", field="request_id")
-    try:
-        return shape.model_validate(r)
-    except ValidationError as exc:
-        e = exc.errors()[0]
-        name = ".".join(str(x) for x in e["loc"]) or "?"
-        value = r.get(e["loc"][0]) if e["loc"] else r
-        shown = repr(value) if not isinstance(value, (list, dict)) or len(repr(value)) <= 60 else type(value).__name__
-        want = "a string or null" if name in ("text", "error", "model", "vlm_response_raw") else "a string"
-        raise DataError(path, f"{where}: {name!r} must be {want}, got {type(value).__name__} {shown}"[:300],
-                        field=name) from None
-
-
-_RGBTH_DATA_TYPES = ("Single RGB Image", "RGB-Thermal Pair")
-
-
-def rgbth_file_input(path: str | Path, records: list[Any]) -> str | None:
-    """The RGB-Th-Bench input mode a third-party result file was recorded with, or None (not such a file).
-
-    ``"thermal-only"`` when the file name ends in ``_thermal_only`` (the third-party
-    ``benchmark_thermal*.py`` output name) or every record carries ``data_type_original`` with a
-    release data type and none carries ``data_type`` (what that script writes); else
-    ``"rgb+thermal"`` (``benchmark.py``: the paper's input).
-    """
-    rows = [r for r in records if isinstance(r, dict) and {"file", "skill", "question", "vlm_response_raw"} <= r.keys()]
-    if not rows:
-        return None
-    if Path(path).stem.endswith("_thermal_only"):
-        return "thermal-only"
-    if all(r.get("data_type_original") in _RGBTH_DATA_TYPES and "data_type" not in r for r in rows):
-        return "thermal-only"
-    return "rgb+thermal"
-
-
-def load_replay_records(path: str | Path, model: str | None = None) -> tuple[dict[Any, dict], str]:
-    """Index of recorded replies in ``path`` and the model name they belong to.
-
-    Returns ``({match key or request id: {"text" | "error": str}}, model_name)``.
-
-    Raises:
-        DataError: unreadable file, unknown record layout (names the file and field).
-        ConfigError: several models in the file and ``model`` not given or not among them.
-    """
-    index, name, _records = _load(path, model)
-    return index, name
-
-
-def _load(path: str | Path, model: str | None) -> tuple[dict[Any, dict], str, list[Any]]:
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(p, "replay file not found")
-    rows = [(where, _checked(p, where, r), r) for where, r in _read_json_or_jsonl(p)]
-    models = sorted({rec.model for _w, rec, _r in rows if rec.model is not None})
-    if model is not None:
-        if model not in models:
-            raise ConfigError(f"--replay-model {model!r} is not in {p}; models there: {', '.join(models)}")
-        rows = [row for row in rows if row[1].model == model]
-    elif len(models) > 1:
-        raise ConfigError(f"{p} holds replies of several models ({', '.join(models)}): choose one with --replay-model")
-    name = model or (models[0] if models else p.stem)
-    index: dict[Any, dict] = {}
-    first_at: dict[Any, str] = {}
-    seen: dict[tuple, int] = defaultdict(int)
-    for where, rec, _r in rows:
-        if isinstance(rec, _Exported):
-            key: Any = rec.request_id
-            entry = {"text": rec.text} if rec.text is not None else {"error": rec.error or "recorded error"}
-            if key in index and index[key] != entry and ("text" in entry or "text" in index[key]):
-                raise DataError(p, f"{where}: request_id {key!r} is recorded again with another reply (first at "
-                                   f"{first_at[key]}); keep one of them", field="request_id")
-            if key in index:
-                continue  # the same reply twice (or two recorded errors): the first is kept
-        else:
-            base = rgbth_match_key(rec.file, rec.skill, rec.question)
-            occ = seen[base]
-            seen[base] += 1
-            key = base[:-1] + (occ,)
-            raw = rec.vlm_response_raw
-            if raw is None:  # no content at all: a server failure, never an answer (an empty string IS one)
-                entry = {"error": "recorded reply is null (no content)"}
-            elif raw.startswith("Error:"):
-                entry = {"error": raw}
-            else:
-                entry = {"text": raw}
-        index[key] = entry
-        first_at[key] = where
-    return index, name, [r for _w, _rec, r in rows]
+        return None, _exported(path, where, r)
+    for fmt in formats:
+        if fmt.fields <= r.keys():
+            return fmt, fmt.validate(path, where, r)
+    known = "".join(f" nor the {f.name} fields ({', '.join(sorted(f.fields))})" for f in formats)
+    raise DataError(path, f"{where} has neither 'request_id'{known or ' (a lensbench export line)'}",
+                    field="request_id")
 
 
 class ReplayBackend(Backend):
     """Answers from a recorded-reply file (see the module docstring).
 
-    A request with no recorded reply, or a recorded ``Error:`` reply, raises a non-retryable
-    :class:`TransportError` (scored as ``error``, never as an answer). An RGB-Th-Bench request
-    whose input mode differs from the file's (:func:`rgbth_file_input`) raises ConfigError.
+    ``index``: ``{request id or match key: {"text": reply} | {"error": why}}``; ``display_name``: the
+    model the replies belong to. A request with no recorded reply, or a recorded error, raises a
+    non-retryable :class:`TransportError` (scored as ``error``, never as an answer).
+
+    Raises DataError (unreadable file, unknown record layout, a field of the wrong type, a request id
+    recorded twice with different replies) and ConfigError (several models in the file and ``model``
+    not given or not among them).
     """
 
-    def __init__(self, path: str, model: str | None = None):
+    def __init__(self, path: str, model: str | None = None, formats: Sequence[ReplayFormat] = ()):
         if not path:
             raise ConfigError("--model replay:PATH needs a file path after 'replay:'")
         self.path = Path(path)
-        self.index, self.display_name, records = _load(self.path, model)
-        self.rgbth_input = rgbth_file_input(self.path, records)
+        if not self.path.is_file():
+            raise DataError(self.path, "replay file not found")
+        rows = [(where, *_checked(self.path, where, r, formats), r) for where, r in _read_json_or_jsonl(self.path)]
+        models = sorted({rec.model for _w, _f, rec, _r in rows if rec.model is not None})
+        if model is not None:
+            if model not in models:
+                raise ConfigError(f"--replay-model {model!r} is not in {self.path}; models there: {', '.join(models)}")
+            rows = [row for row in rows if row[2].model == model]
+        elif len(models) > 1:
+            raise ConfigError(f"{self.path} holds replies of several models ({', '.join(models)}): choose one with "
+                              "--replay-model")
+        self.display_name = model or (models[0] if models else self.path.stem)
+        self.index = self._exports([(w, rec) for w, f, rec, _r in rows if f is None])
+        self._checks = []
+        for fmt in formats:
+            mine = [(rec, r) for _w, f, rec, r in rows if f is fmt]
+            if mine:
+                read = fmt.read(self.path, [rec for rec, _r in mine], [r for _rec, r in mine])
+                self.index.update(read.index)
+                if read.check is not None:
+                    self._checks.append(read.check)
         self.fingerprint = f"replay:{file_sha256(self.path)[:16]}:{self.display_name}"
+
+    def _exports(self, rows: list[tuple[str, _Exported]]) -> dict[Any, dict[str, str]]:
+        """Export lines by request id; the same id again with another reply is refused (the same reply, or
+        two recorded errors, keep the first)."""
+        index: dict[Any, dict[str, str]] = {}
+        first_at: dict[str, str] = {}
+        for where, rec in rows:
+            key = rec.request_id
+            entry = {"text": rec.text} if rec.text is not None else {"error": rec.error or "recorded error"}
+            if key in index:
+                if index[key] != entry and ("text" in entry or "text" in index[key]):
+                    raise DataError(self.path, f"{where}: request_id {key!r} is recorded again with another reply "
+                                               f"(first at {first_at[key]}); keep one of them", field="request_id")
+                continue
+            index[key] = entry
+            first_at[key] = where
+        return index
 
     async def generate(self, request: Request) -> Completion:
         match = request.meta.get("replay_match")
         rec = None
         if match is not None:
-            mode = request.meta.get("rgbth_input", "rgb+thermal")
-            if match[0] == "rgbth" and self.rgbth_input is not None and mode != self.rgbth_input:
-                raise ConfigError(f"{self.path} holds RGB-Th-Bench replies recorded with input {self.rgbth_input!r} "
-                                  f"but this run uses --input {mode}: replay it with --input {self.rgbth_input}")
+            for check in self._checks:
+                check(request)
             rec = self.index.get(tuple(match))
         if rec is None:
             rec = self.index.get(request.id)
@@ -244,4 +169,4 @@ class ReplayBackend(Backend):
 
 
 def make(arg: str, config: BackendConfig) -> Backend:
-    return ReplayBackend(arg, config.replay_model)
+    return ReplayBackend(arg, config.replay_model, config.replay_formats)

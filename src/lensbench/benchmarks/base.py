@@ -1,4 +1,7 @@
-"""The benchmark contract: what a benchmark module implements, and the context it runs in.
+"""The benchmark contract: what a benchmark module implements (its steps, its statistics, its reports).
+
+The context it runs in is :class:`~lensbench.benchmarks.context.RunContext`; the typed pieces the steps
+pass on are in :mod:`lensbench.benchmarks.steps`.
 
 A benchmark module holds only what is specific to it (loader, prompt builder, expansion,
 parser choice, per-sample scoring, aggregation, table layout). Everything shared (engine,
@@ -8,102 +11,48 @@ store, backends, CLI plumbing, report writers) lives once, elsewhere.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from lensbench.benchmarks.context import RunContext
+from lensbench.benchmarks.crafting import Crafter
+from lensbench.benchmarks.layout import Layout
+from lensbench.benchmarks.steps import Batches, Loaded, Planned, Unsent
 from lensbench.core.errors import ConfigError
 from lensbench.core.extras import Requirement
 from lensbench.core.records import SampleRecord
+from lensbench.core.replay import ReplayFormat
 from lensbench.core.results import RunResult
-from lensbench.core.types import GenParams, Request, StoredResponse
+from lensbench.core.types import Request, StoredResponse
+from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.units import Headline
 
-__all__ = ["Benchmark", "RunContext", "RunResult"]
-
-
-class RunContext:
-    """What a benchmark's :meth:`Benchmark.evaluate` may use.
-
-    Attributes:
-        run_dir: the run folder (created); ``media_dir`` under it caches derived media
-            (downscaled images, ...). ``data_dir``: the benchmark's data folder.
-        seed: the run seed (int).
-        has_judge: whether a judge backend was configured (``--judge-model``).
-        model_name: the evaluated model's display name.
-        image_max_side / image_format: how the model backend will re-encode images
-            (``--image-max-side`` px, ``--image-format``); benchmarks whose answers are in
-            pixels of the sent image must account for it.
-    """
-
-    def __init__(self, *, run_dir: Path, data_dir: Path, seed: int, generate, has_judge: bool,
-                 model_name: str, param_overrides: dict[str, Any] | None = None, console=None,
-                 image_max_side: int | None = None, image_format: str = "jpeg", generate_stream=None):
-        self.run_dir = run_dir
-        self._generate_stream = generate_stream
-        self._overrides = dict(param_overrides or {})
-        self.image_max_side = image_max_side
-        self.image_format = image_format
-        self.data_dir = data_dir
-        self.media_dir = run_dir / "media"
-        self.media_dir.mkdir(parents=True, exist_ok=True)
-        self.seed = seed
-        self._generate = generate
-        self.has_judge = has_judge
-        self.model_name = model_name
-        self.console = console
-
-    def params(self, **defaults: Any) -> GenParams:
-        """Generation parameters: the benchmark's protocol ``defaults`` overridden by the user's flags.
-
-        ``extra_body`` dicts are merged (user keys win). Raises pydantic.ValidationError for
-        out-of-range values.
-        """
-        merged = dict(defaults)
-        for k, v in self._overrides.items():
-            if k == "extra_body":
-                merged["extra_body"] = {**merged.get("extra_body", {}), **v}
-            elif v is not None:
-                merged[k] = v
-        return GenParams(**merged)
-
-    async def generate(self, requests: Sequence[Request], *, label: str = "requests") -> dict[str, StoredResponse]:
-        """Send ``requests`` through the engine (cached, deduplicated, concurrent, retried).
-
-        Each request goes to the backend named by its ``role`` (``"model"`` or ``"judge"``).
-        Returns ``{request.id: StoredResponse}`` for every request; transport failures come
-        back as ``status == "error"`` rows (never as text). Request ids must be unique.
-        Raises ValueError for duplicate ids, RuntimeError for a judge request without a judge.
-        """
-        return await self._generate(list(requests), label)
-
-    async def generate_stream(self, batches: AsyncIterable[Sequence[Request]], *, label: str = "requests",
-                              total: int | None = None) -> dict[str, StoredResponse]:
-        """:meth:`generate` for request batches that become ready over time (an async iterator of
-        request lists, e.g. one per decoded video): each batch is sent while later ones are still
-        being prepared (the engine's one worker pool serves them all). ``total``: expected number
-        of requests (progress only). Same return value and errors as :meth:`generate`, over all
-        batches. Without a streaming engine (tests' plain ``generate`` functions) the batches are
-        collected, then sent in one :meth:`generate` call.
-        """
-        if self._generate_stream is not None:
-            return await self._generate_stream(batches, label, total)
-        every: list[Request] = []
-        async for batch in batches:
-            every.extend(batch)
-        return await self._generate(every, label)
+__all__ = ["Benchmark", "RunContext", "RunResult", "Loaded"]
 
 
 class Benchmark(ABC):
-    """Base class of a benchmark: load -> expand -> score -> aggregate -> tables.
+    """Base class of a benchmark: load -> expand -> (engine) -> score -> aggregate -> tables.
 
-    Subclasses set ``name`` (CLI name, e.g. ``"rgb-th-bench"``), ``title``, ``Options`` (a
-    pydantic model whose fields become ``lensbench run NAME`` flags) and implement
-    :meth:`load`, :meth:`expand`, :meth:`score`, :meth:`aggregate` and :meth:`tables`. The
-    default :meth:`evaluate` sends the expanded requests through the engine and scores the
-    replies; a benchmark with a judge/parser round overrides :meth:`evaluate` and uses
-    :mod:`lensbench.scoring.judges`.
+    Subclasses set ``name`` (CLI name, e.g. ``"rgb-th-bench"``), ``title``, ``Options`` (a pydantic model
+    whose fields become ``lensbench run NAME`` flags), the statistics facts (``headlines``, ``cluster``,
+    :meth:`unit_tables`) and implement the steps, one shape for all:
+
+    * :meth:`load` returns the samples and what loading counted (:class:`~lensbench.benchmarks.steps.Loaded`);
+    * :meth:`expand` returns the requests (or :class:`~lensbench.benchmarks.steps.Batches` of them), each
+      carrying its sample's id and its record's facts in ``meta`` (:class:`~lensbench.benchmarks.steps.Meta`);
+    * :meth:`score` groups the replies by sample and hands each sample's (request, reply) pairs to
+      :meth:`score_sample`; a request without a usable reply gets :meth:`failed` (an ``error`` record, never
+      scored), one that got one :meth:`scored`;
+    * :meth:`aggregate` reads the records (and the counts noted on the way) into the paper's metrics, the
+      headline ones from :meth:`unit_tables`;
+    * :meth:`tables` lays the results out as the paper does.
+
+    :meth:`evaluate` runs expand -> engine -> score; a benchmark overrides it only for a judge round
+    (parser calls, a pairwise knockout: :mod:`lensbench.scoring.judges`).
     """
 
     name: ClassVar[str]
@@ -116,6 +65,23 @@ class Benchmark(ABC):
     sample_unit: ClassVar[str] = "samples"
     #: the headline metric(s) as the paper names them, with the table they come from (``lensbench list``)
     headline: ClassVar[str] = ""
+    #: the leaderboard's cells: (metric, column, table category), each with its CI (:meth:`unit_tables`)
+    headlines: ClassVar[tuple[Headline, ...]] = ()
+    #: what one resampled cluster of a CI is, in words (SPEC General rules: the largest independent cluster)
+    cluster: ClassVar[str] = "sample"
+    #: what one sample returned by :meth:`load` is, plural (coverage: ``"22/1,686 queries"``)
+    load_unit: ClassVar[str] = "samples"
+    #: the ``counts`` key of the samples :meth:`load` left out for missing media (coverage)
+    skipped_key: ClassVar[str] = "n_skipped_missing"
+    #: options that do not change what is measured (paths, workers, metadata): not protocol settings
+    not_settings: ClassVar[frozenset[str]] = frozenset({"skip_missing"})
+    #: the labels the viewer groups this benchmark's samples by by default (the first one a sample has)
+    viewer_group: ClassVar[tuple[str, ...]] = ()
+    #: recorded-reply formats of this benchmark that ``--model replay:FILE`` reads besides lensbench's export
+    replay_formats: ClassVar[tuple[ReplayFormat, ...]] = ()
+    #: the official release: its source, the files its loader reads, its counts (``lensbench data download |
+    #: check``); None when there is none to fetch
+    layout: ClassVar[Layout | None] = None
 
     class Options(BaseModel):
         """Benchmark-specific options (none by default)."""
@@ -124,37 +90,111 @@ class Benchmark(ABC):
         self.options = options if options is not None else self.Options()
 
     @abstractmethod
-    def load(self, data_dir: Path) -> list[Any]:
-        """Read the official release layout under ``data_dir`` into samples (never mutated later).
+    def load(self, data_dir: Path) -> Loaded:
+        """Read the official release layout under ``data_dir`` into samples (never mutated later), with what
+        loading counted (e.g. samples left out for missing media).
 
         Raises:
             lensbench.core.errors.DataError: naming the file and field that is wrong or missing.
         """
 
-    def expand(self, samples: list[Any], ctx: RunContext) -> list[Request]:
-        """The model requests for ``samples`` (ids unique, order = protocol order)."""
+    def sample_id(self, sample: Any) -> str:
+        """The id of ``sample`` that its requests carry in ``meta["sample_id"]`` (default: ``sample.id``)."""
+        return str(sample.id)
+
+    def expand(self, samples: Sequence[Any], ctx: RunContext) -> Planned:
+        """The requests for ``samples`` (ids unique, protocol order; :class:`~lensbench.benchmarks.steps.Meta` in
+        each ``meta``), with :class:`~lensbench.benchmarks.steps.Unsent` units where one cannot be sent; or
+        :class:`~lensbench.benchmarks.steps.Batches` of them that become ready over time."""
         raise NotImplementedError(f"{type(self).__name__} overrides evaluate() instead of expand()")
 
-    def score(self, samples: list[Any], requests: list[Request], replies: dict[str, StoredResponse],
-              ctx: RunContext) -> list[SampleRecord]:
-        """One :class:`SampleRecord` per scored unit from the replies (``{request.id: reply}``).
+    async def evaluate(self, samples: Sequence[Any], ctx: RunContext) -> list[SampleRecord]:
+        """expand -> engine -> score -> :meth:`finish`. Overridden only for a judge round."""
+        units, replies = await self.send(self.expand(samples, ctx), ctx)
+        records = self.score(samples, units, replies, ctx)
+        self.finish(records, ctx)
+        return records
 
-        A missing or ``error`` reply gives an ``error`` record (never scored).
-        """
-        raise NotImplementedError(f"{type(self).__name__} overrides evaluate() instead of score()")
+    async def send(self, planned: Planned, ctx: RunContext) -> tuple[list[Request | Unsent], dict[str, StoredResponse]]:
+        """Send the requests of ``planned`` through the engine (batches as they become ready):
+        ``(every unit, in the order planned, {request id: reply})``; unsent units are not sent."""
+        if not isinstance(planned, Batches):
+            units = list(planned)
+            return units, await ctx.generate([u for u in units if isinstance(u, Request)], label=self.name)
+        units = []
 
-    async def evaluate(self, samples: list[Any], ctx: RunContext) -> list[SampleRecord]:
-        """expand -> engine -> score. Override for judge rounds (parser calls, pairwise knockout)."""
-        requests = self.expand(samples, ctx)
-        replies = await ctx.generate(requests, label=self.name)
-        return self.score(samples, requests, replies, ctx)
+        async def requests():
+            async for batch in planned.batches:
+                units.extend(batch)
+                yield [u for u in batch if isinstance(u, Request)]
+
+        return units, await ctx.generate_stream(requests(), label=self.name, total=planned.total)
+
+    def score(self, samples: Sequence[Any], requests: Sequence[Request | Unsent], replies: dict[str, StoredResponse],
+              ctx: RunContext | None = None) -> list[SampleRecord]:
+        """The records of ``samples`` in their order: each sample's units (grouped by ``meta["sample_id"]``, in
+        request order) with their replies (``{request.id: reply}``) go to :meth:`score_sample`."""
+        by_sample: dict[str, list[tuple[Request | Unsent, StoredResponse | None]]] = defaultdict(list)
+        for u in requests:
+            by_sample[u.meta["sample_id"]].append((u, replies.get(u.id) if isinstance(u, Request) else None))
+        return [rec for s in samples for rec in self.score_sample(s, by_sample.get(self.sample_id(s), []), ctx)]
+
+    def score_sample(self, sample: Any, pairs: list[tuple[Request | Unsent, StoredResponse | None]],
+                     ctx: RunContext | None) -> list[SampleRecord]:
+        """The records of one sample from its (unit, reply) pairs; default one per unit: :meth:`failed` for an
+        unsent unit or a missing / failed reply, else :meth:`scored`. Override when one record sums several
+        replies (best-of-N)."""
+        return [self.scored(sample, u, reply, ctx) if isinstance(u, Request) and reply is not None and reply.ok
+                else self.failed(u, reply) for u, reply in pairs]
+
+    def failed(self, unit: Request | Unsent, reply: StoredResponse | None) -> SampleRecord:
+        """The ``error`` record of a unit without a usable reply (never scored): what was sent, the reason
+        (the transport failure, ``no reply``, or the unsent unit's ``error``), and the target, labels and
+        extra of its ``meta``."""
+        m = unit.meta
+        fields = {"target": m.get("target"), "labels": dict(m.get("labels") or {}), "extra": dict(m.get("extra") or {})}
+        if isinstance(unit, Unsent):
+            return SampleRecord(benchmark=self.name, sample_id=unit.id, outcome="error", error=unit.error, **fields)
+        return SampleRecord.from_reply(self.name, unit.id, unit, reply, outcome="error", **fields)
+
+    def scored(self, sample: Any, request: Request, reply: StoredResponse, ctx: RunContext | None) -> SampleRecord:
+        """The record of a request that got a reply (``reply.ok``): the answer read from ``reply.text`` and
+        its outcome, with the target, labels and extra of ``request.meta``."""
+        raise NotImplementedError(f"{type(self).__name__} scores in score_sample() or evaluate()")
+
+    def finish(self, records: list[SampleRecord], ctx: RunContext) -> None:
+        """After scoring: files a benchmark writes into the run folder besides the run's own (IV-Bench: the
+        sweep plot). Default: none."""
 
     @abstractmethod
-    def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """``(metrics, counts)`` from the records (the paper's metrics, in percent).
+    def aggregate(self, records: list[SampleRecord], noted: Mapping[str, Any] | None = None
+                  ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(metrics, counts)`` from the records (the paper's metrics, in percent) and ``noted``, the counts
+        noted outside the records (:attr:`RunContext.counts`: loading's, then evaluating's), which ``counts``
+        gains after its own.
 
         ``counts`` has at least ``n`` (scored units), ``n_unparseable`` and ``n_error``.
         """
+
+    @classmethod
+    def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
+        """``{metric: UnitTable}`` of the records: the one place each headline metric is computed
+        (:meth:`aggregate` reads its values there, the CIs resample it). Default: none (no CIs).
+        Tables without units are left out."""
+        return {}
+
+    @classmethod
+    def headline_cells(cls, metrics: dict[str, Any], tables: Callable[[], dict[str, tuple[str, Any]]]
+                       ) -> list[tuple[Headline, str, dict[str, Any], str]]:
+        """The leaderboard cells of a result: ``(headline, table key, metrics block, setting name)`` for each
+        of :attr:`headlines`; ``tables()``: ``{table key: (metric, setting)}`` of the run's unit tables. A
+        benchmark whose one run holds several settings of a headline (a sweep) gives one cell per setting."""
+        return [(h, h.metric, metrics, "") for h in cls.headlines]
+
+    @classmethod
+    def headline_value(cls, block: dict[str, Any], column: str) -> Any:
+        """The value shown for ``column`` of a metrics block (a headline's or another column of it)."""
+        return block.get(column)
 
     def judge_spec(self) -> str | None:
         """A judge backend spec given through a benchmark option (used when ``--judge-model`` is absent)."""
@@ -175,18 +215,48 @@ class Benchmark(ABC):
         and baselines live with it). Raises ConfigError when the package has none."""
         return self._own_module("reproduce", "'lensbench reproduce' has no paper declaration").paper()
 
-    def _own_module(self, name: str, missing: str) -> Any:
-        """The module ``name`` of this benchmark's package; ConfigError ``"<missing> for <benchmark>"`` when
-        there is none (a module that exists but imports something missing raises as it is)."""
+    @classmethod
+    def craft_records(cls, crafter: Crafter) -> list[SampleRecord]:
+        """Crafted records in this benchmark's record shape, for tests of the report side
+        (:func:`lensbench.testing.runs.craft_run`): ``craft_records(crafter)`` of the ``crafted`` module in
+        this benchmark's own package (:mod:`lensbench.benchmarks.crafting`). Raises ConfigError when there
+        is none."""
+        return cls._own_module("crafted", "no crafted records").craft_records(crafter)
+
+    @classmethod
+    def figures(cls, runs: Sequence[Any]) -> list[tuple[str, str, bytes]]:
+        """Plots of ``runs`` (runs of this benchmark, :class:`lensbench.report.runs.LoadedRun`) as ``(kind, title,
+        PNG bytes)``, kind one of :data:`lensbench.report.figures.KINDS`: ``figures(runs)`` of the ``figures``
+        module in this benchmark's own package; none when it has no such module."""
+        try:
+            mod = cls._own_module("figures", "no figures")
+        except ConfigError:
+            return []
+        return mod.figures(runs)
+
+    @classmethod
+    def _own_module(cls, name: str, missing: str) -> Any:
+        """The module ``name`` of this benchmark's package. Raises ConfigError ``"<missing> for <benchmark>"``
+        when the package has none (a module that exists but fails to import raises its own error)."""
         import importlib
 
-        pkg = type(self).__module__.rpartition(".")[0]
+        target = f"{cls.__module__.rpartition('.')[0]}.{name}"
         try:
-            return importlib.import_module(f"{pkg}.{name}")
+            return importlib.import_module(target)
         except ModuleNotFoundError as exc:
-            if not exc.name or not f"{pkg}.{name}".startswith(exc.name):
-                raise
-            raise ConfigError(f"{missing} for {self.name}") from None
+            if not exc.name or not target.startswith(exc.name):
+                raise  # the module exists but imports something missing
+            raise ConfigError(f"{missing} for {cls.name}") from None
+
+    def count_release(self, data_dir: Path) -> int:
+        """How many samples the loader reads from ``data_dir`` with the default options (``lensbench data check``
+        compares it with the release's). Raises DataError (OSError, ValueError) for data it cannot read."""
+        return len(self.load(data_dir))
+
+    def absent_media(self, data_dir: Path) -> list[str]:
+        """Lines naming the media the data files refer to but ``data_dir`` lacks (``lensbench data check``).
+        Default: none. Raises DataError for data it cannot read."""
+        return []
 
     def judge_use(self) -> str | None:
         """Why these options send judge / answer-parser requests (a short phrase), or None when the protocol

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from lensbench.core.errors import DataError
 
-__all__ = ["kind", "want_str", "want_text", "want_int_or_str", "want_str_list", "want_obj", "want_list",
-           "inside", "missing_media"]
+__all__ = ["kind", "want_str", "want_choice", "want_options", "want_int_or_str", "want_str_list", "want_obj",
+           "want_list", "inside", "missing_media"]
 
 
 def kind(value: Any) -> str:
@@ -56,12 +57,25 @@ def want_str(value: Any, file, field: str, *, nonempty: bool = False, expected: 
     return value
 
 
-def want_text(value: Any, file, field: str) -> str:
-    """A text field that releases sometimes store as a number (e.g. an option ``"3"`` written ``3``):
-    a string, or a number converted with ``str``. Objects, lists, booleans and null raise DataError."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    return want_str(value, file, field, expected="a string")
+def want_choice(value: Any, file, field: str, choices: Sequence[str], *, normalise: Callable[[str], str] = str) -> str:
+    """An answer that must be one of ``choices`` (a string, compared after ``normalise``, e.g. RGB-Th-Bench's
+    ``" yes"`` -> ``"Yes"``); returns the normalised answer. Raises DataError naming ``file``/``field``:
+    ``must be one of Yes, No, got 'Maybe'`` (or the type, for a value that is no string)."""
+    got = normalise(want_str(value, file, field))
+    if got not in choices:
+        raise DataError(file, f"must be one of {', '.join(choices)}, got {value!r}", field=field)
+    return got
+
+
+def want_options(value: Any, file, field: str, letters: Sequence[str]) -> tuple[str, ...]:
+    """The option texts of a multiple-choice question given as ``{letter: text}`` with exactly the keys
+    ``letters``, in letter order. Raises DataError naming ``file``/``field`` (and ``field.<letter>`` for a
+    text that is no string)."""
+    want_obj(value, file, field)
+    if sorted(value) != sorted(letters):
+        raise DataError(file, f"options must have exactly the keys {', '.join(letters)}, got {list(value)}",
+                        field=field)
+    return tuple(want_str(value[x], file, f"{field}.{x}") for x in letters)
 
 
 def want_int_or_str(value: Any, file, field: str) -> int | str:

@@ -21,14 +21,16 @@ __all__ = ["lazy_group", "run_command_loader", "tool_group_loader"]
 Loader = Callable[[], object]
 
 
-def lazy_group(loaders: dict[str, Loader], panels: list[tuple[str, list[str]]] | None = None) -> type[TyperGroup]:
+def lazy_group(loaders: dict[str, Loader], panels: list[tuple[str, list[str]]] | None = None,
+               more: Callable[[], dict[str, Loader]] | None = None) -> type[TyperGroup]:
     """A :class:`TyperGroup` subclass (for ``typer.Typer(cls=...)``) with extra subcommands
     ``name -> loader()`` (a loader returns a click command or group).
 
     ``panels``: ``[(group title, [command names])]``: help lists the commands group by group in
     this order (each command's ``rich_help_panel`` is set to its group); commands in no group come
     after them. Without ``panels``: eagerly registered commands first, the lazy ones after, in
-    ``loaders`` order."""
+    ``loaders`` order. ``more``: further loaders asked for only when a name is not among them or
+    the whole list is shown (e.g. benchmarks of installed plugins: finding them costs a scan)."""
     order = [n for _title, names in (panels or []) for n in names]
     panel_of = {n: title for title, names in (panels or []) for n in names}
 
@@ -36,12 +38,15 @@ def lazy_group(loaders: dict[str, Loader], panels: list[tuple[str, list[str]]] |
         _loaders = dict(loaders)
 
         def list_commands(self, ctx) -> list[str]:
-            names = list(self.commands) + [n for n in self._loaders if n not in self.commands]
+            found = {**(more() if more is not None else {}), **self._loaders}
+            names = list(self.commands) + [n for n in found if n not in self.commands]
             rank = {n: i for i, n in enumerate(order)}
             return sorted(names, key=lambda n: rank.get(n, len(rank)))
 
         def get_command(self, ctx, cmd_name: str):
             cmd = self.commands.get(cmd_name)
+            if cmd is None and cmd_name not in self._loaders and more is not None:
+                self._loaders.update((n, f) for n, f in more().items() if n not in self._loaders)
             if cmd is None and cmd_name in self._loaders:
                 cmd = self._loaders[cmd_name]()
                 cmd.name = cmd_name

@@ -16,7 +16,7 @@ import typer
 from pydantic import ValidationError
 
 from lensbench.core.version import __version__
-from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
+from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark, plugins
 from lensbench.cli.lazy import lazy_group, run_command_loader, tool_group_loader
 from lensbench.cli.runcmd import check_report_format, print_report, print_tidy, validation_message
 from lensbench.cli.evalcmd import register as register_eval
@@ -47,7 +47,8 @@ app = typer.Typer(help="Evaluate multimodal LLMs on IF-Bench, RGB-Th-Bench, IV-B
                   cls=lazy_group({name: tool_group_loader(target) for name, target in TOOL_GROUPS}, PANELS))
 # run commands and tool groups are built on first use (cli/lazy.py): a run imports its own benchmark only
 run_app = typer.Typer(help="Run a benchmark: lensbench run BENCHMARK --data-dir DIR --model SPEC --out RUN_DIR",
-                      no_args_is_help=True, cls=lazy_group({name: run_command_loader(name) for name in sorted(BENCHMARKS)}))
+                      no_args_is_help=True, cls=lazy_group({name: run_command_loader(name) for name in sorted(BENCHMARKS)},
+                                                           more=lambda: {n: run_command_loader(n) for n in plugins()}))
 app.add_typer(run_app, name="run")
 out_console = make_console(stderr=False)
 

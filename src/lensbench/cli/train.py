@@ -4,32 +4,26 @@ plus tiny random models and demo data to try them offline."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from lensbench.cli.lazy import lazy_group, tool_group_loader
+from lensbench.cli.tools import TRAIN_RECIPES
 from lensbench.core.console import fail
 
-__all__ = ["train_app", "RECIPES"]
-
-#: subcommand -> ``"module:typer_app"`` of the recipe.
-RECIPES: dict[str, str] = {
-    "groundingme": "lensbench.tools.groundingme.sft_cli:sft_app",
-    "genvip": "lensbench.tools.genvip.editor_cli:editor_app",
-    "ivbench": "lensbench.tools.ivbench.sft_cli:sft_app",
-}
+__all__ = ["train_app"]
 
 train_app = typer.Typer(
-    help="The papers' training methods, each ending in its paper table: groundingme (GroundingME Sec. 5.3 "
-         "data-mixture SFT -> Tab. 5, Tab. 7, Fig. 6), genvip (IF-Bench GenViP editor LoRA, App. C -> Tab. 5), "
-         "ivbench (IV-Bench Tab. 3 SFT variants); tiny / demo-data to try them offline. Needs the train extra "
+    help="The papers' training methods as train -> evaluate -> table loops, one subcommand per recipe (each ending in "
+         "its paper's table); tiny / demo-data to try them offline. Needs the train extra "
          "(pip install 'lensbench\\[train]').",
-    no_args_is_help=True, cls=lazy_group({name: tool_group_loader(t) for name, t in RECIPES.items()}))
+    no_args_is_help=True, cls=lazy_group({name: tool_group_loader(app) for name, app, _demo in TRAIN_RECIPES}))
 
 TINY = ("qwen2.5-vl", "qwen3-vl", "llava-onevision", "qwen-image-edit")
-DEMOS = ("groundingme", "genvip", "ivbench")
+DEMOS = tuple(name for name, _app, _demo in TRAIN_RECIPES)
 
 
 @train_app.command("tiny")
@@ -58,12 +52,10 @@ def tiny_cmd(kind: Annotated[str, typer.Argument(help=" | ".join(TINY))],
 @train_app.command("demo-data")
 def demo_cmd(recipe: Annotated[str, typer.Argument(help=" | ".join(DEMOS))],
              out: Annotated[Path, typer.Argument(help="folder to write the demo data into")]) -> None:
-    """Write small synthetic inputs of a recipe in their real formats (lensbench/testing/train_demo.py)."""
-    from lensbench.testing import train_demo
-
-    makers = {"groundingme": train_demo.make_grounding_demo, "genvip": train_demo.make_genvip_demo,
-              "ivbench": train_demo.make_ivbench_demo}
+    """Write small synthetic inputs of a recipe in their real formats (the recipe's train_demo module)."""
+    makers = {name: demo for name, _app, demo in TRAIN_RECIPES}
     if recipe not in makers:
         fail(f"unknown recipe {recipe!r}; known: {', '.join(DEMOS)}")
-    for k, p in makers[recipe](out).items():
+    mod, _, attr = makers[recipe].partition(":")
+    for k, p in getattr(importlib.import_module(mod), attr)(out).items():
         typer.echo(f"{k}: {p}")

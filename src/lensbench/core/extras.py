@@ -30,7 +30,9 @@ when the feature is used, as one line ending in the literal install hint.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.metadata
 import importlib.util
 from collections.abc import Callable, Iterable
 from types import ModuleType
@@ -38,26 +40,18 @@ from typing import NamedTuple
 
 from lensbench.core.errors import ConfigError
 
-__all__ = ["EXTRAS", "MissingExtraError", "Requirement", "require", "install_hint", "missing_requirements",
+__all__ = ["declared_extras", "MissingExtraError", "Requirement", "require", "install_hint", "missing_requirements",
            "check_requirements"]
 
-#: extra name -> what it enables (for messages and ``lensbench list``-style listings).
-EXTRAS: dict[str, str] = {
-    "video": "video decoding (PyAV) and YouTube download (yt-dlp)",
-    "data": "dataset download from the Hugging Face Hub and parquet loading",
-    "stats": "correlation analyses (scipy)",
-    "images": "the image-edit / text-to-image API clients (httpx)",
-    "genvip": "GenViP curation (OpenCV, scikit-learn) and the image-edit API client",
-    "review": "agreement figures of the local review page (Krippendorff's alpha)",
-    "gobench": "the GOBench rating pipeline (image-generation API client, Krippendorff's alpha, perceptual hashes)",
-    "plots": "figures (matplotlib)",
-    "yaml": "YAML configs for 'lensbench eval' (PyYAML; TOML needs nothing)",
-    "hf": "local models (torch, transformers, diffusers)",
-    "train": "training recipes (torch, transformers, TRL, peft, diffusers, accelerate, datasets)",
-    "llamacpp": "local GGUF models through llama.cpp",
-    "wandb": "logging runs to Weights & Biases (--log-to wandb)",
-    "mlflow": "logging runs to MLflow (--log-to mlflow)",
-}
+
+@functools.lru_cache(maxsize=1)
+def declared_extras() -> frozenset[str] | None:
+    """The extras the installed lensbench declares (its package metadata: ``pyproject.toml``'s
+    ``[project.optional-dependencies]``), or None when it runs from a source tree that is not installed."""
+    try:
+        return frozenset(importlib.metadata.metadata("lensbench").get_all("Provides-Extra") or ())
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 class MissingExtraError(ConfigError):
@@ -81,13 +75,14 @@ def install_hint(extra: str) -> str:
 def require(module_name: str, extra: str, feature: str | None = None) -> ModuleType:
     """Import ``module_name`` (dotted names allowed, e.g. ``"scipy.stats"``) and return the module.
 
-    ``extra`` is the ``lensbench[...]`` extra that installs it (a key of :data:`EXTRAS`);
+    ``extra`` is the ``lensbench[...]`` extra that installs it (one of :func:`declared_extras`);
     ``feature`` (optional) names what the user tried to do, for the message.
     Raises :class:`MissingExtraError` (a LensbenchError, printed by the CLI as one line) when the
     module or one of its own dependencies cannot be imported. Other errors propagate.
     """
-    if extra not in EXTRAS:
-        raise ValueError(f"unknown extra {extra!r}; known: {', '.join(EXTRAS)}")
+    known = declared_extras()
+    if known is not None and extra not in known:
+        raise ValueError(f"unknown extra {extra!r}; known: {', '.join(sorted(known))}")
     try:
         return importlib.import_module(module_name)
     except ImportError as exc:

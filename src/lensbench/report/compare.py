@@ -1,7 +1,7 @@
 """Compare two runs of one benchmark: paired differences on the shared clusters, and flipped samples.
 
 ``lensbench compare RUN_A RUN_B`` and the viewer's comparison tab read this. Each run is scored
-exactly as its own result scores it (its own metric tables, :mod:`lensbench.scoring.units`), on the
+exactly as its own result scores it (its benchmark's unit tables, the ones its result comes from), on the
 units both runs scored (SPEC General rules); the statistics are those of
 :mod:`lensbench.scoring.paired` over the benchmark's clusters (bootstrap CI of A - B,
 permutation p-value, seeded). Runs that differ in a protocol setting are compared all the same,
@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from lensbench.core.records import SampleRecord
+from lensbench.report.catalog import describe
 from lensbench.report.runinfo import protocol_settings, settings_differences
 from lensbench.report.runs import LoadedRun, run_tables
 from lensbench.report.tables import render_table
@@ -63,9 +64,10 @@ class Comparison:
         return asdict(self)
 
 
-def ci_note(benchmark: str, n_resamples: int, seed: int, level: float = 0.95) -> str:
-    """The sentence saying how a comparison's CIs and p-values were drawn (md, csv notes and viewer alike)."""
-    d = design_for(benchmark, n_resamples=n_resamples, seed=seed, level=level)
+def ci_note(cluster: str, n_resamples: int, seed: int, level: float = 0.95) -> str:
+    """The sentence saying how a comparison's CIs and p-values were drawn (md, csv notes and viewer alike);
+    ``cluster``: what the benchmark resamples, in words."""
+    d = design_for(cluster, n_resamples=n_resamples, seed=seed, level=level)
     return (f"{d.describe().replace('CI:', 'CI of A - B:', 1)}, the same clusters for both runs; p: two-sided "
             f"paired permutation test, A and B swapped within each {d.cluster} (exact over every swap of the "
             f"{plural(d.cluster)} where the runs differ when there are at most {d.n_resamples} swaps, else "
@@ -109,10 +111,12 @@ def compare_runs(a: LoadedRun, b: LoadedRun, *, n_resamples: int = DEFAULT_RESAM
         raise ValueError(f"no sample records in {(a if a.records is None else b).path}")
     ids_a = {r.sample_id for r in a.records if r.outcome != "error"}
     ids_b = {r.sample_id for r in b.records if r.outcome != "error"}
-    design = design_for(a.benchmark, n_resamples=n_resamples, seed=seed, level=level)
+    facts = describe(a.benchmark)
+    cluster = facts.cluster if facts is not None else "unit"
+    design = design_for(cluster, n_resamples=n_resamples, seed=seed, level=level)
     cmp = Comparison(a.benchmark, a.label, b.label, len(ids_a & ids_b), len(ids_a - ids_b), len(ids_b - ids_a),
                      seed=seed, n_resamples=n_resamples, design=design.to_json(),
-                     ci_note=ci_note(a.benchmark, n_resamples, seed, level))
+                     ci_note=ci_note(cluster, n_resamples, seed, level))
     cmp.flips = flipped_samples(a.records, b.records)
     if diffs := settings_differences(protocol_settings(a), protocol_settings(b)):
         cmp.notes.append("The runs differ in protocol settings, so the differences mix the models with the settings: "

@@ -9,11 +9,13 @@ separate columns (never one superseding another) and a partial-coverage cell is 
 complete ones. Two runs of one model in the same column are two rows (``model (folder)``).
 Incomplete (failed requests) and killed (unsent requests) runs are marked ``*`` and listed.
 
-Values come from ``result.json``; each with its 95% CI over the benchmark's clusters
-(:mod:`lensbench.scoring.units`), read from ``result.json`` when it holds CIs drawn the same way,
-else resampled from ``samples.jsonl`` (:func:`lensbench.report.runs.run_intervals`). Where the
-records cannot reproduce the ``result.json`` value, the value is shown without a CI and a note
-says why. Runs that did not finish, or whose files are unreadable, are listed; the report never
+Each benchmark states its cells (:meth:`~lensbench.benchmarks.base.Benchmark.headline_cells`, asked
+through :func:`lensbench.report.catalog.describe`). Values come from ``result.json``; each with its
+95% CI over the benchmark's clusters (its unit tables, the same ones its result was computed from),
+read from ``result.json`` when it holds CIs drawn the same way, else resampled from
+``samples.jsonl`` (:func:`lensbench.report.runs.run_intervals`). Where the records do not give the
+``result.json`` value (a hand-edited file, records of another version), the value is shown without
+a CI and a note says why. Runs that did not finish, or whose files are unreadable, are listed; the report never
 stops at a bad run. Rendering: :mod:`lensbench.report.leaderboard_render`.
 """
 
@@ -23,13 +25,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lensbench.core.errors import LensbenchError
+from lensbench.report.catalog import BenchmarkFacts, describe
 from lensbench.report.runinfo import coverage_label, protocol_settings, run_state, settings_label
 from lensbench.report.leaderboard_render import TIDY_COLUMNS, render
 from lensbench.report.runs import LoadedRun, run_intervals, run_table_settings
 from lensbench.report.tables import fmt_value
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, Design, Interval
 from lensbench.scoring.intervals import design_for
-from lensbench.scoring.units import HEADLINES
 
 __all__ = ["Cell", "Leaderboard", "build_leaderboard", "render_leaderboard", "TIDY_COLUMNS"]
 
@@ -82,33 +85,12 @@ class Leaderboard:
     designs: dict[str, Design] = field(default_factory=dict)
 
 
-def _result_value(metrics: dict[str, Any], key: str, col: str) -> float | None:
+def _result_value(facts: BenchmarkFacts, metrics: dict[str, Any], key: str, col: str) -> float | None:
     block = metrics.get(key)
     if not isinstance(block, dict):
         return None
-    v = block.get(col)
-    if v is None and col == "mean":  # GOBench: mean over the SPS dimensions (VLMEvalKit's "Overall")
-        v = block.get("Overall")
-        if v is None:
-            vals = [x for k, x in block.items() if isinstance(x, (int, float))]
-            v = sum(vals) / len(vals) if vals else None
+    v = facts.headline_value(block, col)
     return float(v) if isinstance(v, (int, float)) else None
-
-
-def _variants(run: LoadedRun, key: str) -> list[tuple[str, dict[str, Any], str]]:
-    """``(table key, metrics block, setting name)`` of a headline metric: one, or one per IV-Bench
-    sweep configuration (``sweep`` entries matched to the tables by frames and resolution)."""
-    assert run.result is not None
-    sweep = run.result.metrics.get("sweep")
-    if key != "accuracy" or not isinstance(sweep, list) or len(sweep) < 2:
-        return [(key, run.result.metrics, "")]
-    tables = run_table_settings(run)
-    out = []
-    for entry in sweep:
-        want = {"frames": entry.get("frames"), "resolution": entry.get("resolution")}
-        tkey = next((k for k, (metric, setting) in tables.items() if metric == key and setting == want), "")
-        out.append((tkey, {key: entry.get("accuracy") or {}}, str(entry.get("label") or want)))
-    return out
 
 
 def _cell_ci(cell: Cell, run: LoadedRun, tkey: str, tcat: str, design: Design) -> None:
@@ -146,38 +128,36 @@ def _more_cells(run: LoadedRun, design: Design, template: dict[str, Any], done: 
     tables = run_table_settings(run)
     cells = []
     for key in [k for k in run.result.metrics if k not in done]:
-        for tkey, block, setting in _variants(run, key):
-            for cat, value in _leaves(block.get(key)):
-                cell = Cell(**{**template, "settings": "; ".join(x for x in (template["settings"], setting) if x)},
-                            metric=key, category=cat, value=value)
-                if tkey in tables:
-                    _cell_ci(cell, run, tkey, cat, design)
-                cells.append(cell)
+        for cat, value in _leaves(run.result.metrics.get(key)):  # one block: sweeps are headline metrics
+            cell = Cell(**template, metric=key, category=cat, value=value)
+            if key in tables:
+                _cell_ci(cell, run, key, cat, design)
+            cells.append(cell)
     counts = {k: v for k, v in run.result.counts.items() if v is not None}
     cells += [Cell(**template, metric="counts", category=cat, value=v) for cat, v in _leaves(counts)]
     return cells
 
 
-def _run_cells(run: LoadedRun, design: Design, all_categories: bool, settings: str,
-               every_metric: bool = False) -> list[Cell]:
+def _run_cells(run: LoadedRun, facts: BenchmarkFacts, design: Design, all_categories: bool,
+               settings: str, every_metric: bool = False) -> list[Cell]:
     """The cells of one run (headline cells first), each with its CI or a note; ``every_metric``: then
     every other metric and count of ``result.json`` (:func:`_more_cells`)."""
     assert run.result is not None
     cov, state = coverage_label(run), run_state(run)
     cells: list[Cell] = []
-    for key, col, cat in HEADLINES.get(run.benchmark, []):
-        for tkey, block, setting in _variants(run, key):
-            extra = [c for c in (block.get(key) or {}) if c != col] if all_categories else []
-            for c_name, tcat, headline in [(col, cat, True)] + [(c, c, False) for c in extra]:
-                cell = Cell(run.model, run.benchmark, key, c_name, _result_value(block, key, c_name), headline=headline,
-                            complete=run.result.complete, settings="; ".join(x for x in (settings, setting) if x),
-                            coverage=cov, state=state, run=str(run.path))
-                _cell_ci(cell, run, tkey, tcat, design)
-                cells.append(cell)
+    for h, tkey, block, setting in facts.headline_cells(run.result.metrics, lambda: run_table_settings(run)):
+        extra = [c for c in (block.get(h.metric) or {}) if c != h.column] if all_categories else []
+        for c_name, tcat, headline in [(h.column, h.category, True)] + [(c, c, False) for c in extra]:
+            cell = Cell(run.model, run.benchmark, h.metric, c_name, _result_value(facts, block, h.metric, c_name),
+                        headline=headline, complete=run.result.complete,
+                        settings="; ".join(x for x in (settings, setting) if x), coverage=cov, state=state,
+                        run=str(run.path))
+            _cell_ci(cell, run, tkey, tcat, design)
+            cells.append(cell)
     if every_metric:
         template = {"model": run.model, "benchmark": run.benchmark, "complete": run.result.complete,
                     "settings": settings, "coverage": cov, "state": state, "run": str(run.path)}
-        cells += _more_cells(run, design, template, {k for k, _c, _t in HEADLINES.get(run.benchmark, [])})
+        cells += _more_cells(run, design, template, {h.metric for h in facts.headlines})
     return cells
 
 
@@ -209,16 +189,23 @@ def build_leaderboard(runs: list[LoadedRun], *, n_resamples: int = DEFAULT_RESAM
         if run.result is None:
             lb.unfinished.append((str(run.path), "; ".join(run.problems) or "no result.json"))
             continue
-        if run.benchmark not in HEADLINES:
-            lb.unfinished.append((str(run.path), f"unknown benchmark {run.benchmark!r}"))
+        try:
+            facts = describe(run.benchmark)
+        except LensbenchError as exc:  # a plugin that cannot be loaded
+            lb.unfinished.append((str(run.path), str(exc)))
             continue
-        design = lb.designs.setdefault(run.benchmark, design_for(run.benchmark, n_resamples=n_resamples, seed=seed,
+        if facts is None or not facts.headlines:
+            why = "unknown benchmark" if facts is None else "no headline metric declared by benchmark"
+            lb.unfinished.append((str(run.path), f"{why} {run.benchmark!r}"))
+            continue
+        design = lb.designs.setdefault(run.benchmark, design_for(facts.cluster, n_resamples=n_resamples, seed=seed,
                                                                  level=level))
         tag = str(run.result.extra.get("tag") or "")
         named = settings_label(protocol_settings(run), None if defaults is None else defaults.get(run.benchmark),
                                sorted(shown.get(run.benchmark, ())))
         try:
-            cells = _run_cells(run, design, all_categories, "; ".join(x for x in (tag, named) if x), every_metric)
+            cells = _run_cells(run, facts, design, all_categories, "; ".join(x for x in (tag, named) if x),
+                               every_metric)
         except Exception as exc:  # a bad run never stops the report
             lb.unfinished.append((str(run.path), f"could not be read: {type(exc).__name__}: {exc}"))
             continue

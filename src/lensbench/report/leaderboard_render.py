@@ -13,14 +13,24 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from lensbench.report.catalog import benchmark_order, describe
 from lensbench.report.tables import fmt_value, render_table
 
-__all__ = ["render", "TIDY_COLUMNS", "TITLES"]
+__all__ = ["render", "TIDY_COLUMNS"]
 
 TIDY_COLUMNS = ["model", "benchmark", "settings", "coverage", "state", "metric", "category", "value", "ci_low",
                 "ci_high", "n", "cluster", "ci_method", "n_resamples", "seed", "level", "run"]
-TITLES = {"rgb-th-bench": "RGB-Th-Bench", "if-bench": "IF-Bench", "iv-bench": "IV-Bench", "gobench": "GOBench",
-          "groundingme": "GroundingME"}
+
+
+def _title(bench: str) -> str:
+    facts = describe(bench)
+    return facts.title if facts is not None else bench
+
+
+def _named(bench: str, metric: str) -> bool:
+    """Whether column headers name ``metric`` (see :class:`lensbench.scoring.units.Headline`)."""
+    facts = describe(bench)
+    return facts is None or all(h.named for h in facts.headlines if h.metric == metric)
 
 
 def _num(v: Any) -> str:
@@ -54,13 +64,13 @@ def _cell_text(c) -> str:
 
 def _header(col: tuple[str, str, str, str, str]) -> str:
     bench, settings, cov, metric, cat = col
-    name = TITLES.get(bench, bench) + (f" [{settings}]" if settings else "") + (f" ({cov})" if cov else "")
-    return f"{name} {metric + ' ' if metric not in ('accuracy', 'Score') else ''}{cat}"
+    name = _title(bench) + (f" [{settings}]" if settings else "") + (f" ({cov})" if cov else "")
+    return f"{name} {metric + ' ' if _named(bench, metric) else ''}{cat}"
 
 
 def _md(lb) -> str:
     heads = [c for c in lb.cells if c.headline]
-    order = list(TITLES)
+    order = benchmark_order()
     columns = list(dict.fromkeys(c.column for c in heads))
     columns.sort(key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[2] != "", k[1] != "", k[1], k[2]))
     rows_ = list(dict.fromkeys(c.row or c.model for c in heads))
@@ -69,7 +79,7 @@ def _md(lb) -> str:
     out = render_table(["Model"] + [_header(k) for k in columns], rows, "md", title="Leaderboard (value [95% CI], %)")
     shown = [b for b in order + sorted(set(lb.designs) - set(order)) if b in lb.designs and any(
         c.benchmark == b for c in heads)]
-    out += "\n" + "".join(f"{TITLES.get(b, b)}: {lb.designs[b].describe()}.\n" for b in shown)
+    out += "\n" + "".join(f"{_title(b)}: {lb.designs[b].describe()}.\n" for b in shown)
     if any(k[1] for k in columns):
         out += ("[...] names the protocol settings a run used where they differ from the benchmark's defaults "
                 "(or from the other runs'): differently configured runs are separate columns.\n")

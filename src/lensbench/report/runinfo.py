@@ -3,7 +3,7 @@
 Read by the leaderboard (``lensbench report``, ``eval``, the viewer) and by ``lensbench compare``:
 
 * :func:`protocol_settings`: every setting that changes what is measured: the benchmark's options
-  (minus paths, workers and metadata: :data:`lensbench.scoring.units.UNITS` ``not_settings``),
+  (minus paths, workers and metadata: the benchmark's ``not_settings``),
   the judge/parser model, and the generation parameters the user overrode (``temperature``,
   ``max_tokens``, ``top_p``, ``extra_body`` keys, ``image_max_side``). Runs that differ in any of
   them are different columns, never one superseding the other.
@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lensbench.core.errors import NOT_SENT
+from lensbench.report.catalog import describe
 from lensbench.report.runs import LoadedRun, ensure_records
-from lensbench.scoring.units import UNITS
 
 __all__ = ["protocol_settings", "settings_label", "settings_differences", "coverage", "coverage_label",
            "run_state", "error_split"]
@@ -44,7 +44,8 @@ def protocol_settings(run: LoadedRun) -> dict[str, Any]:
     """``{setting: value}`` of ``run`` (see the module docstring); options first, then judge and overrides."""
     res = run.result
     options = (res.options if res is not None and res.options else run.manifest.get("options")) or {}
-    skip = UNITS[run.benchmark].not_settings if run.benchmark in UNITS else frozenset()
+    facts = describe(run.benchmark)
+    skip = facts.not_settings if facts is not None else frozenset()
     out: dict[str, Any] = {k: v for k, v in options.items() if k not in skip}
     judge = (res.extra.get("judge") if res is not None else None) or run.manifest.get("judge_spec")
     if judge:
@@ -101,8 +102,9 @@ def coverage(run: LoadedRun) -> tuple[int, int] | None:
     if "n_samples" not in m:
         return None
     total = int(m.get("shard", {}).get("n_samples_unsharded") or m.get("n_samples_loaded") or m["n_samples"])
-    if res is not None and run.benchmark in UNITS:
-        total += int(res.counts.get(UNITS[run.benchmark].skipped_key) or 0)
+    facts = describe(run.benchmark)
+    if res is not None and facts is not None:
+        total += int(res.counts.get(facts.skipped_key) or 0)
     return int(m["n_samples"]), total
 
 
@@ -111,12 +113,13 @@ def coverage_label(run: LoadedRun) -> str:
     cov = coverage(run)
     if cov is None or cov[0] >= cov[1]:
         return ""
-    noun = UNITS[run.benchmark].samples if run.benchmark in UNITS else "samples"
+    facts = describe(run.benchmark)
+    noun = facts.load_unit if facts is not None else "samples"
     res = run.result
     why = ""
     if res is not None and res.extra.get("partial"):
         why = f": {res.extra['partial']}"
-    elif res is not None and run.benchmark in UNITS and res.counts.get(UNITS[run.benchmark].skipped_key):
+    elif res is not None and facts is not None and res.counts.get(facts.skipped_key):
         why = ": the rest skipped for missing media"
     return f"{cov[0]:,}/{cov[1]:,} {noun}{why}"
 

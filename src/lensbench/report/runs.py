@@ -21,8 +21,8 @@ from typing import Any
 from lensbench.core.records import SampleRecord
 from lensbench.core.results import RunResult
 from lensbench.scoring.bootstrap import Design, Interval, UnitTable
+from lensbench.report.catalog import describe
 from lensbench.scoring.intervals import intervals_from_block, tables_block
-from lensbench.scoring.units import unit_tables
 
 __all__ = ["LoadedRun", "load_run", "load_records", "ensure_records", "run_tables", "run_intervals",
            "run_table_settings"]
@@ -126,9 +126,15 @@ def ensure_records(run: LoadedRun) -> list[SampleRecord] | None:
 
 
 def run_tables(run: LoadedRun) -> dict[str, UnitTable]:
-    """The run's metric tables (:func:`lensbench.scoring.units.unit_tables` of its records), made once."""
+    """The run's metric tables (its benchmark's :meth:`~lensbench.benchmarks.base.Benchmark.unit_tables` of
+    its records), made once; ``{}`` for an unknown benchmark, no records, or records not in the shape the
+    benchmark writes (a CI is then missing, with a note, never an error)."""
     if run._tables is None:
-        run._tables = unit_tables(run.benchmark, ensure_records(run) or [])
+        facts, records = describe(run.benchmark), ensure_records(run)
+        try:
+            run._tables = facts.unit_tables(records) if facts is not None and records else {}
+        except (KeyError, TypeError, ValueError):
+            run._tables = {}
     return run._tables
 
 

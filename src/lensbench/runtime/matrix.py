@@ -35,7 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
+from lensbench.benchmarks.registry import benchmark_names, get_benchmark
 from lensbench.core.configcheck import SECRET_HINT, find_secrets, unknown_key
 from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.core.results import RunResult
@@ -94,8 +94,8 @@ class BenchmarkEntry(BaseModel):
 
     @model_validator(mode="after")
     def _known(self):
-        if self.name not in BENCHMARKS:
-            raise ValueError(f"unknown benchmark {self.name!r}; known: {', '.join(sorted(BENCHMARKS))}")
+        if self.name not in benchmark_names():
+            raise ValueError(f"unknown benchmark {self.name!r}; known: {', '.join(sorted(benchmark_names()))}")
         bad = [unknown_key("", k, RunSettings.model_fields) for k in self.model_extra or {}
                if k not in RunSettings.model_fields]
         if bad:  # load_config names these with their path first; this guards configs built in Python
@@ -154,7 +154,7 @@ def _unknown_keys(doc: dict[str, Any]) -> list[str]:
         where = f"benchmark[{i}]."
         check(b, set(BenchmarkEntry.model_fields) | run_flags, where)
         check(b.get("settings"), run_flags, where + "settings.")
-        known_bench = isinstance(b.get("name"), str) and b["name"] in BENCHMARKS
+        known_bench = isinstance(b.get("name"), str) and b["name"] in benchmark_names()
         opts = set(get_benchmark(b["name"]).Options.model_fields) if known_bench else None
         if opts is not None:
             check(b.get("options"), opts, where + "options.")

@@ -56,7 +56,8 @@ def build_backends(bench: Benchmark, s: RunSettings, warn=None) -> dict[str, Bac
     model spec). Raises ConfigError, also for a named API-key variable that is unset
     (:func:`~lensbench.runtime.preflight.check_key_env`; ``warn`` gets the warning for a local endpoint)."""
     cfg = BackendConfig(timeout_s=s.timeout_s, image_format=s.image_format, image_max_side=s.image_max_side,
-                        replay_model=s.replay_model, seed=s.seed, answer_space=bench.answer_space)
+                        replay_model=s.replay_model, seed=s.seed, answer_space=bench.answer_space,
+                        replay_formats=bench.replay_formats)
     check_key_env(s.model, s.base_url, s.api_key_env, "--api-key-env", warn)
     backends = {"model": build_backend(EndpointSettings(spec=apply_model_args(s.model, s.model_arg),
                                                         base_urls=s.base_url, api_key_env=s.api_key_env), cfg)}
@@ -122,6 +123,7 @@ async def arun_benchmark(bench: Benchmark, settings: RunSettings, *, console=Non
         if not offline:
             check_earlier_run(out, s.yes)
         samples = bench.load(data_dir)
+        noted = samples.counts  # what loading counted (samples left out ...): folded into the result's counts
         n_loaded = len(samples)
         if s.limit:
             samples = samples[: s.limit]
@@ -129,11 +131,12 @@ async def arun_benchmark(bench: Benchmark, settings: RunSettings, *, console=Non
         if s.shard:
             samples, shard = select_shard(samples, s.shard, _fingerprint)
         return await _run_locked(bench, s, out, data_dir, samples, n_loaded, backends, console, offline,
-                                 limiters, shard, display)
+                                 limiters, shard, display, noted)
 
 
 async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples, n_loaded: int, backends, console,
-                      offline: bool, limiters, shard: dict | None = None, display=None) -> RunResult:
+                      offline: bool, limiters, shard: dict | None = None, display=None,
+                      noted: dict[str, Any] | None = None) -> RunResult:
     model_name = s.model_name or backends["model"].display_name or s.model
     session = Session(out, backends, concurrency=s.concurrency, progress=display if display is not None else s.progress,
                       console=console, seed=s.seed,
@@ -159,7 +162,7 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
     ctx = RunContext(run_dir=out, data_dir=data_dir, seed=s.seed, generate=session.generate,
                      generate_stream=session.generate_stream,
                      has_judge="judge" in backends, model_name=model_name, param_overrides=s.overrides(),
-                     console=console, image_max_side=s.image_max_side, image_format=s.image_format)
+                     console=console, image_max_side=s.image_max_side, image_format=s.image_format, counts=noted)
 
     async def _main():
         async with session:
@@ -187,7 +190,7 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
         raise
     manifest["wall_s"] = round(time.time() - t0, 3)
     write_json(out / MANIFEST, manifest)
-    metrics, counts = bench.aggregate(records)
+    metrics, counts = bench.aggregate(records, ctx.counts)
     if n_empty := count_empty_replies(r for r in records if isinstance(r, SampleRecord)):
         counts["n_empty"] = n_empty  # the model's own "" answers, scored and counted apart (SPEC)
     write_samples(out, records)
@@ -213,7 +216,7 @@ async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples,
     result = RunResult(benchmark=bench.name, model=model_name, metrics=metrics, counts=counts,
                        options=bench.options.model_dump(mode="json"),
                        complete=counts.get("n_error", 0) == 0 and not partial, run_dir=str(out), extra=extra,
-                       ci=_intervals(bench.name, records))
+                       ci=_intervals(bench, records))
     write_json(out / RESULT, result.to_json())
     manifest["counts"] = counts
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -259,13 +262,13 @@ def _save_manifest(out: Path, store, manifest: dict[str, Any]) -> None:
             st.put_meta("manifest", json.dumps(manifest, default=str, ensure_ascii=False))
 
 
-def _intervals(benchmark: str, records: list) -> dict[str, Any] | None:
+def _intervals(bench: Benchmark, records: list) -> dict[str, Any] | None:
     """The run's CIs with the default design (``result.json["ci"]``; reports read them instead of
     resampling). Never fails the run: a problem is recorded in place of the CIs."""
     from lensbench.scoring.intervals import interval_block
 
     try:
-        return interval_block(benchmark, [r for r in records if isinstance(r, SampleRecord)])
+        return interval_block(bench.unit_tables([r for r in records if isinstance(r, SampleRecord)]), bench.cluster)
     except Exception as exc:  # noqa: BLE001 - the run's own files come first
         return {"error": f"{type(exc).__name__}: {exc}"}
 

@@ -93,6 +93,9 @@ class UnitTable:
         scale: multiplier of the ratio (100 = percent).
         setting: the protocol setting this table covers when a run holds several (IV-Bench sweep:
             ``{"frames": 8, "resolution": None}``), else None.
+        scale_first: how :meth:`value` scales a column's ratio, to match the paper's arithmetic to the
+            last bit: ``scale * N / D`` (a percentage of counts) or, when False, ``scale * (N / D)`` (a
+            percentage of a mean score, e.g. GOBench SPS).
     """
 
     metric: str
@@ -107,6 +110,7 @@ class UnitTable:
     categories: dict[str, list[int]] = field(default_factory=dict)
     scale: float = 100.0
     setting: dict[str, Any] | None = None
+    scale_first: bool = True
 
     def __post_init__(self) -> None:
         self.num = np.asarray(self.num, dtype=float).reshape(len(self.units), len(self.columns))
@@ -119,6 +123,7 @@ class UnitTable:
         if not self.categories:
             self.categories = {"all": list(range(len(self.columns)))}
         self._sums: tuple[list[str], np.ndarray, np.ndarray] | None = None
+        self._totals: tuple[list[float], list[float]] | None = None
 
     @property
     def headline(self) -> str:
@@ -126,10 +131,54 @@ class UnitTable:
         return next(iter(self.categories))
 
     def value(self, category: str | None = None) -> float | None:
-        """The metric on all units (no resampling); None when no unit counts."""
+        """The metric of ``category`` (default the headline) on all units, no resampling; None when no unit counts.
+
+        The benchmark's result and its CIs both take their point value from here. Computed in plain
+        Python floats in a fixed order (column sums in unit order; a column's ratio, see
+        ``scale_first``; means in category order): the arithmetic of the papers' scripts, so a
+        percentage is the same float they print. Raises KeyError for an unknown category.
+        """
         cols = self.categories[category or self.headline]
-        v = float(pooled_stat(self.num[:, cols].sum(0), self.den[:, cols].sum(0), self.groups[cols], self.pool))
-        return None if np.isnan(v) else v * self.scale
+        n_col, d_col = self._column_totals()
+        if self.pool == "micro":
+            d = sum(d_col[c] for c in cols)
+            return self._ratio(sum(n_col[c] for c in cols), d) if d > 0 else None
+        by_group: dict[int, list[float]] = {}
+        for c in cols:
+            if d_col[c] > 0:
+                by_group.setdefault(int(self.groups[c]), []).append(self._ratio(n_col[c], d_col[c]))
+        if not by_group:
+            return None
+        means = [sum(v) / len(v) for v in by_group.values()]
+        return sum(means) / len(means)
+
+    def column_value(self, column: str) -> float | None:
+        """The metric of one column (by name) on all units; None when the table has no such column or no
+        unit counts there."""
+        if column not in self.columns:
+            return None
+        n_col, d_col = self._column_totals()
+        j = self.columns.index(column)
+        return self._ratio(n_col[j], d_col[j]) if d_col[j] > 0 else None
+
+    def n_units(self, category: str | None = None) -> int:
+        """How many units count in ``category`` (default the headline): rows with a cell there."""
+        cols = self.categories[category or self.headline]
+        return int((self.den[:, cols].sum(axis=1) > 0).sum())
+
+    def _ratio(self, n: float, d: float) -> float:
+        return self.scale * n / d if self.scale_first else self.scale * (n / d)
+
+    def _column_totals(self) -> tuple[list[float], list[float]]:
+        """Per column, the sums of ``num`` and ``den`` over the units that count there (unit order, Python floats)."""
+        if self._totals is None:
+            n_col, d_col = [], []
+            for j in range(len(self.columns)):
+                rows = np.flatnonzero(self.den[:, j] > 0)
+                n_col.append(sum(self.num[rows, j].tolist()))
+                d_col.append(sum(self.den[rows, j].tolist()))
+            self._totals = (n_col, d_col)
+        return self._totals
 
     def cluster_sums(self) -> tuple[list[str], np.ndarray, np.ndarray]:
         """``(cluster ids, N, D)``: K clusters in order of first appearance, (K, C) sums of ``num``/``den``."""
@@ -152,7 +201,7 @@ class UnitTable:
         assert self.clusters is not None
         return UnitTable(self.metric, list(unit_ids), self.columns, self.num[idx], self.den[idx], self.groups,
                          [self.clusters[i] for i in idx], self.cluster, self.pool, self.categories, self.scale,
-                         self.setting)
+                         self.setting, self.scale_first)
 
 
 def pooled_stat(n: np.ndarray, d: np.ndarray, groups: np.ndarray, pool: str) -> np.ndarray:
@@ -239,8 +288,8 @@ def bootstrap_ci(table: UnitTable, category: str | None = None, *, n_resamples: 
     _ids, _n_cl, d_cl = table.cluster_sums()
     sel = category_clusters(d_cl, cols)
     value = table.value(cat)
-    n_units = int((table.den[:, cols].sum(axis=1) > 0).sum())
-    iv = Interval(value, None, None, len(sel), seed, n_resamples, "percentile", level, table.cluster, n_units)
+    iv = Interval(value, None, None, len(sel), seed, n_resamples, "percentile", level, table.cluster,
+                  table.n_units(cat))
     stats = _raw_stats(table, cat, n_resamples, seed)
     if stats is not None:
         iv.low, iv.high = (x * table.scale for x in percentile_interval(stats, level))

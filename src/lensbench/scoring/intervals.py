@@ -1,27 +1,24 @@
 """A run's confidence intervals as one JSON block: written to ``result.json`` by the run, read by reports.
 
 ``{"design": {cluster, method, n_resamples, seed, level}, "tables": {key: {"metric", "setting",
-"intervals": {category: [value, low, high, n clusters, n units]}}}}`` with the table keys of
-:func:`lensbench.scoring.units.unit_tables` (``QAcc``, ``accuracy#2``, ...). Computed once per run
+"intervals": {category: [value, low, high, n clusters, n units]}}}}`` with the keys of the benchmark's
+unit tables (:meth:`lensbench.benchmarks.base.Benchmark.unit_tables`: ``QAcc``, ``accuracy#2``, ...). Computed once per run
 with the default design; a report asking for the same design reads it instead of resampling
 (issue 25: statistics computed once and cached per run).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from lensbench.core.records import SampleRecord
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, Design, Interval, UnitTable, bootstrap_all
-from lensbench.scoring.units import cluster_of, unit_tables
 
 __all__ = ["design_for", "interval_block", "intervals_from_block", "tables_block"]
 
 
-def design_for(benchmark: str, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95) -> Design:
-    """The :class:`Design` of ``benchmark``'s CIs (its cluster, the given count, seed and level)."""
-    return Design(cluster_of(benchmark), n_resamples, seed, level)
+def design_for(cluster: str, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95) -> Design:
+    """The :class:`Design` of a benchmark's CIs: its ``cluster`` (in words), the given count, seed and level."""
+    return Design(cluster, n_resamples, seed, level)
 
 
 def tables_block(tables: dict[str, UnitTable], design: Design) -> dict[str, Any]:
@@ -34,13 +31,12 @@ def tables_block(tables: dict[str, UnitTable], design: Design) -> dict[str, Any]
     return {"design": design.to_json(), "tables": out}
 
 
-def interval_block(benchmark: str, records: Sequence[SampleRecord], **design: Any) -> dict[str, Any] | None:
-    """The block for a run's records (None when the benchmark has no unit tables for them);
+def interval_block(tables: dict[str, UnitTable], cluster: str, **design: Any) -> dict[str, Any] | None:
+    """The block of a run's unit ``tables`` (None when there are none) resampling ``cluster``;
     ``design``: ``n_resamples``, ``seed``, ``level`` (defaults: :func:`design_for`)."""
-    tables = unit_tables(benchmark, records)
     if not tables:
         return None
-    return tables_block(tables, design_for(benchmark, **design))
+    return tables_block(tables, design_for(cluster, **design))
 
 
 def intervals_from_block(block: dict[str, Any] | None, design: Design) -> dict[tuple[str, str], Interval] | None:

@@ -87,28 +87,8 @@ async def run_knockouts(entrants: dict[str, list[int]], make_request: MakeReques
     while any(len(v) > 1 for v in alive.values()):
         rnd += 1
         pending = {item: [(v[i], v[i + 1]) for i in range(0, len(v) - 1, 2)] for item, v in alive.items() if len(v) > 1}
-        verdicts: dict[tuple[str, int, int], str | None] = {}
-        attempts: dict[tuple[str, int, int], int] = {}
-        todo = [(item, a, b) for item, pairs in pending.items() for a, b in pairs]
-        for attempt in range(retries + 1):
-            if not todo:
-                break
-            reqs = [make_request(item, a, b, rnd, attempt) for item, a, b in todo]
-            replies = await generate(reqs, f"{label}-r{rnd}")
-            nxt = []
-            for (item, a, b), rq in zip(todo, reqs):
-                r = replies[rq.id]
-                attempts[(item, a, b)] = attempt + 1
-                v = parse_verdict(r.text) if r.ok else None
-                if not r.ok:
-                    out[item].judge_errors += 1
-                out[item].calls.append(JudgeCall(kind="pairwise", request_id=rq.id, reply=r.text if r.ok else None,
-                                                 verdict=v, error=None if r.ok else (r.error or "error"),
-                                                 round=rnd, a=a, b=b, attempt=attempt))
-                verdicts[(item, a, b)] = v
-                if v is None:
-                    nxt.append((item, a, b))
-            todo = nxt
+        verdicts, attempts = await _judge_round(pending, rnd, out, make_request, generate, parse_verdict, retries,
+                                                f"{label}-r{rnd}")
         for item, pairs in pending.items():
             winners = []
             for a, b in pairs:
@@ -126,3 +106,34 @@ async def run_knockouts(entrants: dict[str, list[int]], make_request: MakeReques
     for item, v in alive.items():
         out[item].winner = v[0]
     return out
+
+
+async def _judge_round(pending: dict[str, list[tuple[int, int]]], rnd: int, out: dict[str, Knockout],
+                       make_request: MakeRequest, generate: Generate, parse_verdict: Callable[[str | None], str | None],
+                       retries: int, label: str) -> tuple[dict[tuple[str, int, int], str | None], dict[tuple[str, int, int], int]]:
+    """The judge calls of one round: each match asked until it has a verdict or ``retries`` more attempts are
+    spent; every call and failure is recorded in its item's :class:`Knockout`. Returns ``(verdicts, attempts)``
+    by ``(item, a, b)``."""
+    verdicts: dict[tuple[str, int, int], str | None] = {}
+    attempts: dict[tuple[str, int, int], int] = {}
+    todo = [(item, a, b) for item, pairs in pending.items() for a, b in pairs]
+    for attempt in range(retries + 1):
+        if not todo:
+            break
+        reqs = [make_request(item, a, b, rnd, attempt) for item, a, b in todo]
+        replies = await generate(reqs, label)
+        nxt = []
+        for (item, a, b), rq in zip(todo, reqs):
+            r = replies[rq.id]
+            attempts[(item, a, b)] = attempt + 1
+            v = parse_verdict(r.text) if r.ok else None
+            if not r.ok:
+                out[item].judge_errors += 1
+            out[item].calls.append(JudgeCall(kind="pairwise", request_id=rq.id, reply=r.text if r.ok else None,
+                                             verdict=v, error=None if r.ok else (r.error or "error"),
+                                             round=rnd, a=a, b=b, attempt=attempt))
+            verdicts[(item, a, b)] = v
+            if v is None:
+                nxt.append((item, a, b))
+        todo = nxt
+    return verdicts, attempts

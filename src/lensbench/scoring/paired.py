@@ -78,7 +78,8 @@ def pair_tables(ta: UnitTable, tb: UnitTable) -> tuple[UnitTable, UnitTable]:
             nb[:, j], db[:, j] = b.num[:, pos[c]], b.den[:, pos[c]]
     both = (a.den > 0) & (db > 0)
     mk = lambda t, n, d: UnitTable(t.metric, shared, a.columns, np.where(both, n, 0.0), np.where(both, d, 0.0),
-                                   a.groups, a.clusters, a.cluster, a.pool, a.categories, a.scale, t.setting)
+                                   a.groups, a.clusters, a.cluster, a.pool, a.categories, a.scale, t.setting,
+                                   a.scale_first)
     return mk(a, a.num, a.den), mk(b, nb, db)
 
 
@@ -139,7 +140,7 @@ def paired_difference(ta: UnitTable, tb: UnitTable, category: str | None = None,
     _ids, na, da = a.cluster_sums()
     _ids, nb, db = b.cluster_sums()
     sel = category_clusters(da, cols)
-    n_units = int((a.den[:, cols].sum(axis=1) > 0).sum())
+    n_units = a.n_units(cat)
     diff = None if va is None or vb is None else va - vb
     res = PairedResult(cat, va, vb, diff, None, None, None, len(sel), seed, n_resamples, a.cluster, n_units=n_units)
     if diff is None or len(sel) < 2:

@@ -20,24 +20,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from lensbench.benchmarks.gobench.records import ANSWERS, CATEGORIES, DIM_TITLES, DIMENSIONS
+from lensbench.benchmarks.gobench.units import has_sps, sps_table
 from lensbench.core.records import SampleRecord, count_outcomes
 from lensbench.scoring.metrics import correlation, mean
 
 __all__ = ["aggregate_records", "sps_block", "overall"]
 
 
-def _has_sps(r: SampleRecord) -> bool:
-    return any(k.startswith("sps_") for k in r.scores)
-
-
 def sps_block(records: Sequence[SampleRecord]) -> dict[str, float | None]:
     """``{Authenticity|Aesthetics|Fidelity: mean SPS in percent (0-100) or None}`` over the
-    records that have that dimension's ``sps_<dim>`` value."""
-    out: dict[str, float | None] = {}
-    for d in DIMENSIONS:
-        v = [r.scores[f"sps_{d}"] for r in records if r.scores.get(f"sps_{d}") is not None]
-        out[DIM_TITLES[d]] = 100.0 * mean(v) if v else None  # type: ignore[operator]
-    return out
+    records that have that dimension's ``sps_<dim>`` value (the columns of
+    :func:`~lensbench.benchmarks.gobench.units.sps_table`)."""
+    t = sps_table(records)
+    return {DIM_TITLES[d]: t.column_value(DIM_TITLES[d]) for d in DIMENSIONS}
 
 
 def overall(block: dict[str, float | None]) -> float | None:
@@ -60,6 +55,22 @@ def _means(records: Sequence[SampleRecord], source: str) -> dict[str, float | No
     return out
 
 
+def _agreement(ok: list[SampleRecord], cats: list[str]) -> tuple[dict[str, float | None], dict[str, int]]:
+    """Agreement of the answers with the human majority labels (``q_agree``), percent and count, Overall, per
+    category (of ``cats``) and per question Q1..Q5."""
+    agree: dict[str, list[bool]] = defaultdict(list)
+    for r in ok:
+        for qi, a in enumerate(r.extra.get("q_agree") or []):
+            if a is not None:
+                cat = r.labels.get("category")
+                agree["Overall"].append(a)
+                agree[CATEGORIES.get(cat, cat)].append(a)
+                agree[f"Q{qi + 1}"].append(a)
+    order = ["Overall"] + [CATEGORIES[c] for c in cats] + [f"Q{i}" for i in range(1, 6)]
+    return ({k: (100.0 * sum(agree[k]) / len(agree[k]) if agree.get(k) else None) for k in order},
+            {k: len(agree.get(k, [])) for k in order})
+
+
 def aggregate_records(records: list[SampleRecord], load_info: dict[str, Any] | None = None,
                       overall_metric: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(metrics, counts)`` of a GOBench run.
@@ -79,7 +90,7 @@ def aggregate_records(records: list[SampleRecord], load_info: dict[str, Any] | N
     """
     info = next((r.extra.get("load_info") for r in records if r.extra.get("load_info")), None) or load_info or {}
     ok = [r for r in records if r.outcome == "scored"]
-    with_gt = [r for r in ok if _has_sps(r)]
+    with_gt = [r for r in ok if has_sps(r)]
     cat_of = {id(r): r.labels.get("category") for r in records}
     cats = [c for c in CATEGORIES if any(cat_of[id(r)] == c for r in records)]
 
@@ -94,16 +105,7 @@ def aggregate_records(records: list[SampleRecord], load_info: dict[str, Any] | N
     for d in DIMENSIONS:
         pairs = [(r.scores[d], r.target[d]) for r in with_gt if r.target and r.target.get(d) is not None]
         metrics["correlation"][DIM_TITLES[d]] = correlation([p[0] for p in pairs], [p[1] for p in pairs])
-    agree: dict[str, list[bool]] = defaultdict(list)
-    for r in ok:
-        for qi, a in enumerate(r.extra.get("q_agree") or []):
-            if a is not None:
-                agree["Overall"].append(a)
-                agree[CATEGORIES.get(cat_of[id(r)], cat_of[id(r)])].append(a)
-                agree[f"Q{qi + 1}"].append(a)
-    order = ["Overall"] + [CATEGORIES[c] for c in cats] + [f"Q{i}" for i in range(1, 6)]
-    metrics["question_agreement"] = {k: (100.0 * sum(agree[k]) / len(agree[k]) if agree.get(k) else None) for k in order}
-    metrics["question_agreement_n"] = {k: len(agree.get(k, [])) for k in order}
+    metrics["question_agreement"], metrics["question_agreement_n"] = _agreement(ok, cats)
     metrics["model_mean"] = {"All": _means(ok, "model"), **{CATEGORIES[c]: _means(in_cat(ok, c), "model") for c in cats}}
     metrics["human_mean"] = {"All": _means(with_gt, "human"),
                              **{CATEGORIES[c]: _means(in_cat(with_gt, c), "human") for c in cats}}

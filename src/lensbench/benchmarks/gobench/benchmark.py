@@ -23,23 +23,26 @@ Generation (``lensbench gobench generate | rate | summary``) lives in :mod:`lens
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
-from lensbench.benchmarks.base import Benchmark, RunContext, RunResult
+from lensbench.benchmarks.base import Benchmark, Loaded, RunContext, RunResult
+from lensbench.benchmarks.gobench import layout as release
 from lensbench.benchmarks.gobench.aggregate import aggregate_records
 from lensbench.benchmarks.gobench.parse_paper import ParsedReply, parse_reply
 from lensbench.benchmarks.gobench.parse_vlmevalkit import parse_reply_vlmevalkit, vlmevalkit_gt_complete
 from lensbench.benchmarks.gobench.prompts import CriticAnswerSpace, critic_prompt, load_prompt
 from lensbench.benchmarks.gobench.records import (CATEGORIES, DELTA_MAX, DIMENSIONS, GORecord, HumanGT,
-                                                  find_records_file, load_records)
+                                                  find_records_file, load_records, one_per_scenario)
 from lensbench.benchmarks.gobench.report import render_tables
 from lensbench.benchmarks.gobench.sps import sps
-from lensbench.benchmarks.fields import inside, missing_media
+from lensbench.benchmarks.gobench.units import CLUSTER, HEADLINES, sps_table
+from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.units import nonempty
+from lensbench.benchmarks.fields import missing_media
 from lensbench.core.errors import ConfigError, DataError
 from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord
@@ -66,6 +69,29 @@ class GOBench(Benchmark):
     n_samples = 999
     sample_unit = "images"
     headline = "SPS; PLCC / SRCC (Tables 1-3)"
+    headlines = HEADLINES
+    layout = release.LAYOUT
+    cluster = CLUSTER
+    load_unit = "images"
+    skipped_key = "n_images_missing"
+    not_settings = frozenset({"skip_missing", "images_dir", "human_ratings", "image_cache"})
+
+    @classmethod
+    def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
+        """The SPS table (:func:`lensbench.benchmarks.gobench.units.sps_table`)."""
+        return nonempty({"SPS": sps_table(records)})
+
+    @classmethod
+    def headline_value(cls, block: dict[str, Any], column: str) -> Any:
+        """``mean`` (the leaderboard's SPS): VLMEvalKit's ``Overall`` when the run has it, else the mean of
+        the dimensions that have a value (the ``mean`` category of the SPS table)."""
+        v = block.get(column)
+        if v is None and column == "mean":
+            v = block.get("Overall")
+            if v is None:
+                vals = [x for x in block.values() if isinstance(x, (int, float))]
+                v = sum(vals) / len(vals) if vals else None
+        return v
 
     class Options(BaseModel):
         """GOBench options."""
@@ -95,13 +121,10 @@ class GOBench(Benchmark):
         blind: bool = Field(default=False, description="send the critic prompt without the image (a language-prior "
                             "baseline: how close to the people can ratings be from the prompt alone?)")
 
-    def __init__(self, options: BaseModel | None = None):
-        super().__init__(options)
-        self.load_info: dict[str, Any] = {}
-
     # ----------------------------------------------------------------- load
-    def load(self, data_dir: Path) -> list[GORecord]:
-        """Records of ``data_total.json`` with images resolved and human ground truth attached.
+    def load(self, data_dir: Path) -> Loaded:
+        """Records of ``data_total.json`` with images resolved and human ground truth attached; counts (the
+        load info): records in the file, the records file, images missing, loaded, ground-truth matching.
 
         Raises DataError naming the file/field for bad records, a missing image (with
         ``--no-skip-missing``), an image path leaving the data folder, no image at all, or
@@ -121,15 +144,7 @@ class GOBench(Benchmark):
             raise ConfigError(f"--layout must be release or scenario, got {o.layout!r}")
         records = load_records(path, images_dir)
         if o.layout == "scenario":
-            base = images_dir or path.parent
-            reps = {}
-            for r in records:
-                if r.scenario not in reps:
-                    img = f"{r.scenario}.png"
-                    p = inside(base, img, path, "image (--layout scenario)")
-                    reps[r.scenario] = replace(r, index=r.scenario.replace("/", "_"), image=img, variant="",
-                                               image_path=str(p) if p.is_file() else None)
-            records = list(reps.values())
+            records = one_per_scenario(records, images_dir or path.parent, path)
         n_all = len(records)
         if o.categories:
             keep = {c.strip() for c in o.categories.split(",") if c.strip()}
@@ -139,16 +154,12 @@ class GOBench(Benchmark):
             records = [r for r in records if r.category in keep]
         info: dict[str, Any] = {"n_records_total": n_all, "records_file": str(path)}
         if o.human_ratings:
-            from lensbench.benchmarks.gobench.humans import load_human_gt
+            from lensbench.benchmarks.gobench.humans import attach_human_gt
 
             hp = Path(o.human_ratings)
-            cache = Path(o.image_cache) if o.image_cache else hp.parent / "GOBench_images"
-            gt, qs, imgs, unmatched = load_human_gt(hp, records, image_cache=cache, generator=o.ratings_generator)
-            records = [replace(r, gt=gt.get(r.index), tsv_question=qs.get(r.index),
-                               image_path=r.image_path or imgs.get(r.index)) for r in records]
-            info.update(human_ratings=str(hp), n_gt=sum(r.gt is not None for r in records),
-                        n_gt_unmatched_keys=len(unmatched), gt_unmatched_examples=unmatched[:5],
-                        n_images_from_tsv=len(imgs))
+            records, found = attach_human_gt(hp, records, image_cache=Path(o.image_cache) if o.image_cache else None,
+                                             generator=o.ratings_generator)
+            info.update(found)
         missing = [r for r in records if r.image_path is None]
         if len(missing) < len(records):  # none at all: the layout hint below
             missing_media(path, [m.image for m in missing], len(records), "records", images_dir or path.parent,
@@ -163,8 +174,19 @@ class GOBench(Benchmark):
                 raise ConfigError(f"--prompt-style vlmevalkit needs the TSV's question cells (--human-ratings "
                                   f"GOBench.tsv); {len(noq)} record(s) have none, e.g. {noq[0]}")
         info.update(n_images_missing=len(missing), n_loaded=len(present))
-        self.load_info = info
-        return present
+        return Loaded(present, info)
+
+    def count_release(self, data_dir: Path) -> int:
+        """The records of ``data_total.json`` (:mod:`lensbench.benchmarks.gobench.layout`)."""
+        return release.count_release(Path(data_dir))
+
+    def absent_media(self, data_dir: Path) -> list[str]:
+        """The media the data names but ``data_dir`` lacks (:mod:`lensbench.benchmarks.gobench.layout`)."""
+        return release.absent_media(Path(data_dir))
+
+    def sample_id(self, sample: GORecord) -> str:
+        """The record index (``<category>_<N.M>``)."""
+        return sample.index
 
 
     # --------------------------------------------------------------- expand
@@ -183,8 +205,9 @@ class GOBench(Benchmark):
             else:
                 msg = Message.user(TextPart(text=critic_prompt(r.prompt, r.questions, name)), *img)
             kw = {"params": params} if params is not None else {}
-            out.append(Request(id=r.index, messages=(msg,), meta={"replay_match": ["gobench", r.index],
-                                                                   "answer_space": space}, **kw))
+            meta = {"sample_id": r.index, "answer_space": space, "target": gt_dict(r.gt) if r.gt is not None else None,
+                    "labels": {"category": r.category, "scenario": r.scenario, "variant": r.variant, "image": r.image}}
+            out.append(Request(id=r.index, messages=(msg,), meta=meta, **kw))
         return out
 
     # ---------------------------------------------------------------- score
@@ -226,28 +249,30 @@ class GOBench(Benchmark):
                 extra["q_agree"] = [None if (h is None or a is None) else (a == h) for a, h in zip(pr.answers, gt.majority)]
         return {"outcome": "scored", "answer": answer, "scores": scores, "extra": extra}
 
-    def score(self, samples: list[GORecord], requests: list[Request], replies: dict[str, StoredResponse],
+    def scored(self, sample: GORecord, request: Request, reply: StoredResponse, ctx: RunContext | None
+               ) -> SampleRecord:
+        """The record of one image's critique (:meth:`score_one`), with its labels (category, scenario,
+        variant, image) and target (the human scores)."""
+        m = request.meta
+        return SampleRecord.from_reply(self.name, request.id, request, reply, labels=dict(m["labels"]),
+                                       target=m["target"], **self.score_one(sample, reply.text))
+
+    def score(self, samples: Sequence[GORecord], requests: Sequence[Request], replies: dict[str, StoredResponse],
               ctx: RunContext | None = None) -> list[SampleRecord]:
         """One :class:`SampleRecord` per image (see the module docstring); the first carries
-        ``extra["load_info"]`` (records in the release, images missing, ground-truth matching)."""
-        by_id = {q.id: q for q in requests}
-        out = []
-        for r in samples:
-            resp = replies.get(r.index)
-            fields: dict[str, Any] = {"outcome": "error"}
-            if resp is not None and resp.ok:
-                fields = self.score_one(r, resp.text)
-            fields["labels"] = {"category": r.category, "scenario": r.scenario, "variant": r.variant, "image": r.image}
-            fields["target"] = gt_dict(r.gt) if r.gt is not None else None
-            if not out:
-                fields.setdefault("extra", {})["load_info"] = self.load_info
-            out.append(SampleRecord.from_reply(self.name, r.index, by_id.get(r.index), resp, **fields))
+        ``extra["load_info"]`` (what loading counted: records in the release, images missing, ground-truth
+        matching; ``ctx.counts``)."""
+        out = super().score(samples, requests, replies, ctx)
+        if out:
+            out[0].extra["load_info"] = dict(ctx.counts) if ctx is not None else {}
         return out
 
     # ------------------------------------------------------- aggregate, tables
-    def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """See :func:`lensbench.benchmarks.gobench.aggregate.aggregate_records`."""
-        return aggregate_records(records, self.load_info, overall_metric=self.options.parser == "vlmevalkit")
+    def aggregate(self, records: list[SampleRecord], noted: Mapping[str, Any] | None = None
+                  ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """See :func:`lensbench.benchmarks.gobench.aggregate.aggregate_records` (the load info ``noted`` is read
+        where no record carries it)."""
+        return aggregate_records(records, dict(noted or {}), overall_metric=self.options.parser == "vlmevalkit")
 
     def tables(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
         """Table 3 (SPS %), per-category SPS, correlations, agreement, means, counts (:mod:`.report`)."""

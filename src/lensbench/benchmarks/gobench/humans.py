@@ -27,7 +27,7 @@ import re
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ from lensbench.benchmarks.gobench.ratings_db import FIELDS, QFIELDS, RatingRow, 
 from lensbench.benchmarks.gobench.records import GORecord, HumanGT
 from lensbench.benchmarks.gobench.sps import authenticity_score
 
-__all__ = ["RatingRow", "RatingsDB", "read_rating_rows", "ground_truth", "read_vlmevalkit_tsv", "match_record",
+__all__ = ["attach_human_gt", "RatingRow", "RatingsDB", "read_rating_rows", "ground_truth", "read_vlmevalkit_tsv", "match_record",
            "load_human_gt", "QFIELDS", "FIELDS", "is_vlmevalkit_tsv", "tsv_rating_rows"]
 
 _ALIASES = {
@@ -84,48 +84,57 @@ def read_rating_rows(path: str | Path) -> list[RatingRow]:
             return db.rows()
         finally:
             db.close()
+    return _csv_rating_rows(path)
+
+
+def _csv_rating_rows(path: Path) -> list[RatingRow]:
+    """The rows of a ratings CSV / TSV (key column ``item``, ``image``, ``index`` or ``record_index``; per-rater
+    ``q1``..``q5`` answers and / or the three scores; optional ``rater``, ``generator``)."""
     text = path.read_text(encoding="utf-8-sig")
-    delim = "\t" if path.suffix.lower() == ".tsv" or text.split("\n", 1)[0].count("\t") > text.split("\n", 1)[0].count(",") else ","
+    first = text.split("\n", 1)[0]
+    delim = "\t" if path.suffix.lower() == ".tsv" or first.count("\t") > first.count(",") else ","
     names, reader = read_csv(path, delim, text=text)  # records end only at \r / \n (not U+2028 / U+0085)
     cols = {c.strip().lower(): c for c in names}
     key_col = next((cols[c] for c in ("item", "image", "index", "record_index") if c in cols), None)
-    rec_col = next((cols[c] for c in ("index", "record_index") if c in cols), None)
     if key_col is None:
         raise DataError(path, f"needs an 'index' or 'image' column; has {list(cols)}", field="index")
+    rec_col = next((cols[c] for c in ("index", "record_index") if c in cols), None)
     dim_cols = {d: next((cols[a] for a in al if a in cols), None) for d, al in _ALIASES.items()}
     q_cols = [cols.get(q) for q in QFIELDS]
-    has_q = all(c is not None for c in q_cols)
-    rater_col = cols.get("rater")
-    gen_col = cols.get("generator")
+
+    def cell(row: dict[str, str], col: str | None) -> str | None:
+        return ((row.get(col) or "").strip() or None) if col else None
+
+    def score(row: dict[str, str], dim: str, low: int, line: int) -> float | None:
+        col = dim_cols[dim]
+        return _num(row.get(col) if col else None, low, 5, path, str(col), line)
+
     out = []
     for line, row in enumerate(reader, 2):
         key = (row.get(key_col) or "").strip()
         if not key:
             raise DataError(path, f"line {line}: empty key", field=key_col)
-        answers: tuple[str | None, ...] = ()
-        if has_q:
-            ans = []
-            for q, c in zip(QFIELDS, q_cols):
-                raw = (row.get(c) or "").strip()
-                a = normalize_answer(raw) if raw else None
-                if raw and a is None:
-                    raise DataError(path, f"line {line}: answer must be Yes / No / Cannot determine, got {raw!r}", field=c)
-                ans.append(a)
-            answers = tuple(ans)
-        auth = _num(row.get(dim_cols["authenticity"]) if dim_cols["authenticity"] else None, 0, 5, path,
-                    str(dim_cols["authenticity"]), line)
+        answers = _row_answers(path, line, row, q_cols) if all(c is not None for c in q_cols) else ()
+        auth = score(row, "authenticity", 0, line)
         if answers and all(a is not None for a in answers):
             auth = authenticity_score(answers)  # type: ignore[arg-type]
-        out.append(RatingRow(
-            key=key, rater=(row.get(rater_col) or "").strip() or None if rater_col else None, answers=answers,
-            authenticity=auth,
-            aesthetics=_num(row.get(dim_cols["aesthetics"]) if dim_cols["aesthetics"] else None, 1, 5, path,
-                            str(dim_cols["aesthetics"]), line),
-            fidelity=_num(row.get(dim_cols["fidelity"]) if dim_cols["fidelity"] else None, 1, 5, path,
-                          str(dim_cols["fidelity"]), line),
-            generator=((row.get(gen_col) or "").strip() or None) if gen_col else None,
-            record=((row.get(rec_col) or "").strip() or None) if rec_col else None))
+        out.append(RatingRow(key=key, rater=cell(row, cols.get("rater")), answers=answers, authenticity=auth,
+                             aesthetics=score(row, "aesthetics", 1, line), fidelity=score(row, "fidelity", 1, line),
+                             generator=cell(row, cols.get("generator")), record=cell(row, rec_col)))
     return out
+
+
+def _row_answers(path: Path, line: int, row: dict[str, str], q_cols: list[str | None]) -> tuple[str | None, ...]:
+    """The five answers of a ratings row (None where blank). Raises DataError for an answer that is none of
+    Yes / No / Cannot determine."""
+    out = []
+    for c in q_cols:
+        raw = (row.get(c) or "").strip()  # type: ignore[arg-type]
+        a = normalize_answer(raw) if raw else None
+        if raw and a is None:
+            raise DataError(path, f"line {line}: answer must be Yes / No / Cannot determine, got {raw!r}", field=c)
+        out.append(a)
+    return tuple(out)
 
 
 def _mean(vals: Sequence[float | None]) -> float | None:
@@ -358,3 +367,18 @@ def load_human_gt(path: str | Path, records: list[GORecord], *, image_cache: Pat
         raise DataError(path, f"no key matches a record (e.g. {rows_[0].key!r}); use the record 'index' "
                               "(direct_light_images_1.1) or 'image' (direct_light_images/1.1.png)", field="index")
     return ground_truth(keyed), {}, {}, sorted(set(unmatched))
+
+
+def attach_human_gt(path: Path, records: list[GORecord], *, image_cache: Path | None = None,
+                    generator: str | None = None) -> tuple[list[GORecord], dict[str, Any]]:
+    """``records`` with their ground truth, TSV question and (where their file is missing) TSV image from the
+    ratings file ``path`` (:func:`load_human_gt`; TSV images under ``image_cache``, default
+    ``GOBench_images/`` beside it), and what was found: ``human_ratings``, ``n_gt``, ``n_gt_unmatched_keys``,
+    ``gt_unmatched_examples``, ``n_images_from_tsv``. Raises DataError for an unreadable file."""
+    gt, qs, imgs, unmatched = load_human_gt(path, records, image_cache=image_cache or path.parent / "GOBench_images",
+                                            generator=generator)
+    records = [replace(r, gt=gt.get(r.index), tsv_question=qs.get(r.index), image_path=r.image_path or imgs.get(r.index))
+               for r in records]
+    return records, {"human_ratings": str(path), "n_gt": sum(r.gt is not None for r in records),
+                     "n_gt_unmatched_keys": len(unmatched), "gt_unmatched_examples": unmatched[:5],
+                     "n_images_from_tsv": len(imgs)}

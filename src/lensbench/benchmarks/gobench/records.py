@@ -12,13 +12,14 @@ Sources (paper = ``seeds/GOBench.md``, arXiv 2506.00991):
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lensbench.benchmarks.fields import inside, want_obj, want_str
 from lensbench.core.errors import DataError
 
 __all__ = [
+    "one_per_scenario",
     "ANSWERS", "POINTS", "DIMENSIONS", "DIM_TITLES", "CATEGORIES", "DELTA_MAX",
     "GORecord", "HumanGT", "load_records", "find_records_file", "split_questions", "scenario_of",
 ]
@@ -170,3 +171,17 @@ def load_records(path: Path, images_dir: Path | None = None) -> list[GORecord]:
                             prompt=r["prompt"], questions=qs, scenario=scen, variant=var,
                             image_path=str(p) if p.is_file() else None))
     return out
+
+
+def one_per_scenario(records: list[GORecord], base: Path, path: Path) -> list[GORecord]:
+    """``--layout scenario``: one record per scenario (its first), its image ``<category>/<N>.png`` under
+    ``base`` (as ``lensbench gobench generate`` writes it; ``image_path`` None when absent), index
+    ``<category>_<N>``. Raises DataError naming ``path`` for an image path that leaves ``base``."""
+    reps: dict[str, GORecord] = {}
+    for r in records:
+        if r.scenario not in reps:
+            img = f"{r.scenario}.png"
+            p = inside(base, img, path, "image (--layout scenario)")
+            reps[r.scenario] = replace(r, index=r.scenario.replace("/", "_"), image=img, variant="",
+                                       image_path=str(p) if p.is_file() else None)
+    return list(reps.values())

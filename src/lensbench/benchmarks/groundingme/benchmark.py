@@ -11,13 +11,13 @@ module: :mod:`.data` (HF parquet / Arrow / VLMEvalKit TSV), :mod:`.images` (the 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field, field_validator
 
-from lensbench.benchmarks.base import Benchmark, RunContext, RunResult
+from lensbench.benchmarks.base import Benchmark, Loaded, RunContext, RunResult
 from lensbench.benchmarks.groundingme.aggregate import aggregate_records
 from lensbench.benchmarks.groundingme.best_of_n import JUDGE_MODES, bon_summary, candidate_id, run_tournament
 from lensbench.benchmarks.groundingme.data import GMSample, load_groundingme
@@ -32,6 +32,10 @@ from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse
 from lensbench.scoring.bbox import BBOX_FORMATS
+from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.units import nonempty
+from lensbench.benchmarks.groundingme.layout import LAYOUT
+from lensbench.benchmarks.groundingme.units import CLUSTER, HEADLINES, acc_table
 
 __all__ = ["GroundingME"]
 
@@ -45,6 +49,14 @@ class GroundingME(Benchmark):
     n_samples = 1005
     sample_unit = "samples"
     headline = "Acc@0.5, mAcc (Tables 3, 4, 8)"
+    headlines = HEADLINES
+    cluster = CLUSTER
+    layout = LAYOUT
+
+    @classmethod
+    def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
+        """The Acc@0.5 table (:func:`lensbench.benchmarks.groundingme.units.acc_table`)."""
+        return nonempty({"Acc@0.5": acc_table(records)})
 
     def judge_use(self) -> str | None:
         """A judge only picks among best-of-N samples (``--bon-judge``)."""
@@ -114,11 +126,11 @@ class GroundingME(Benchmark):
                 raise ValueError(f"bon_judge must be {' or '.join(JUDGE_MODES)} (optionally MODE:SPEC), got {v!r}")
             return v
 
-    def load(self, data_dir: Path) -> list[GMSample]:
+    def load(self, data_dir: Path) -> Loaded:
         """HF parquet shards, ``datasets`` Arrow files or VLMEvalKit TSV (:func:`.data.load_groundingme`);
-        ``--skip-missing`` leaves out (and counts) samples whose image file is missing."""
-        self.load_stats: dict[str, Any] = {}
-        return load_groundingme(Path(data_dir), skip_missing=self.options.skip_missing, stats=self.load_stats)
+        ``--skip-missing`` leaves out (and counts, ``n_skipped_missing``) samples whose image file is missing."""
+        counts: dict[str, Any] = {}
+        return Loaded(load_groundingme(Path(data_dir), skip_missing=self.options.skip_missing, stats=counts), counts)
 
     @property
     def judge_mode(self) -> str | None:
@@ -149,64 +161,86 @@ class GroundingME(Benchmark):
             raise ConfigError(f"--image-max-side re-scales the image after GroundingME's own downscaling, so "
                               f"--bbox-format {o.bbox_format} boxes could not be mapped back; use --max-pixels instead")
 
-    async def evaluate(self, samples: list[GMSample], ctx: RunContext) -> list[SampleRecord]:
-        """Prepare images, send N requests per item (image first, then the Table 9 prompt), parse
-        and score; for N > 1 with a judge, run the knockout. One record per item.
+    async def evaluate(self, samples: Sequence[GMSample], ctx: RunContext) -> list[SampleRecord]:
+        """Prepare images, send N requests per item (image first, then the Table 9 prompt), parse and
+        score; for N > 1 with a judge, the knockout picks each item's record (``ctx.judged``). One record
+        per item.
 
         Raises ConfigError for inconsistent options (see the messages)."""
         self._check(ctx)
+        images = await asyncio.to_thread(prepare_images, samples, ctx.media_dir, self.options.max_pixels)
+        await asyncio.to_thread(prime_sha256, (images[s.id].path for s in samples))
+        requests, replies = await self.send(self.requests(samples, images, ctx), ctx)  # type: ignore[assignment]
+        if self.options.best_of > 1 and self.options.bon_judge:
+            by_id = {s.id: s for s in samples}
+            pairs: dict[str, list] = {}
+            for r in requests:
+                pairs.setdefault(r.meta["sample_id"], []).append((r, replies.get(r.id)))
+            cands = {sid: self.candidates(by_id[sid], ps) for sid, ps in pairs.items()}
+            parts = {sid: (ps[0][0].images[0], ps[0][0].messages[0].parts[-1].text) for sid, ps in pairs.items()}
+            ctx.judged.update(await run_tournament(samples, cands, replies, parts, ctx, mode=self.judge_mode,
+                                                   retries=self.options.judge_retries, n=self.options.best_of,
+                                                   bench_name=self.name))
+        return self.score(samples, requests, replies, ctx)
+
+    def requests(self, samples: Sequence[GMSample], images: dict[str, PreparedImage], ctx: RunContext) -> list[Request]:
+        """``--best-of`` requests per item (id :func:`.best_of_n.candidate_id`): the prepared image, then the
+        Table 9 prompt; greedy for one, temperature 0.7 and seed + k for the k-th of several. ``meta``: the
+        item, ``sample_index``, its box and size, the prepared image."""
         o = self.options
         n = o.best_of
-        images = await asyncio.to_thread(prepare_images, samples, ctx.media_dir, o.max_pixels)
         base = ctx.params(temperature=0.0 if n == 1 else 0.7, max_tokens=DEFAULT_MAX_TOKENS)
-        requests: dict[str, Request] = {}
-        parts: dict[str, tuple[ImagePart, str]] = {}
-        await asyncio.to_thread(prime_sha256, (images[s.id].path for s in samples))
+        out = []
         for s in samples:
             part = ImagePart.of(images[s.id].path)
             prompt = build_prompt(s.description, o.bbox_format)
-            parts[s.id] = (part, prompt)
             for k in range(n):
                 params = base if n == 1 else base.model_copy(update={"seed": (base.seed if base.seed is not None
                                                                               else ctx.seed) + k})
-                rid = candidate_id(s.id, k, n)
-                requests[rid] = Request(
-                    id=rid, messages=(Message.user(prompt) if o.blind else Message.user(part, prompt),), params=params,
+                msg = Message.user(prompt) if o.blind else Message.user(part, prompt)
+                out.append(Request(
+                    id=candidate_id(s.id, k, n), messages=(msg,), params=params,
                     meta={"benchmark": self.name, "sample_id": s.id, "sample_index": k, "subtask_l1": s.subtask_l1,
-                          "bbox": list(s.bbox) if s.bbox else None, "width": s.width, "height": s.height})
-        replies = await ctx.generate(list(requests.values()), label="groundingme")
-        compat_rule = o.compat_rule if o.official_compat else None
-        cands_all: dict[str, list[dict[str, Any]]] = {}
-        for s in samples:
-            cands = []
-            for k in range(n):
-                r = replies.get(candidate_id(s.id, k, n))
-                if r is None or not r.ok:
-                    c = {"sample_index": k, "status": "error", "parse": "error", "hit": False, "iou": None}
-                else:
-                    c = {"sample_index": k, **score_prediction(s, r.text, images[s.id], bbox_format=o.bbox_format,
-                                                               compat_rule=compat_rule, resize=self._resize())}
-                cands.append(c)
-            cands_all[s.id] = cands
-        selected = {sid: 0 for sid in cands_all}
-        knockouts = {}
-        if n > 1 and o.bon_judge:
-            knockouts = await run_tournament(samples, cands_all, replies, parts, ctx, mode=self.judge_mode,
-                                             retries=o.judge_retries, n=n, bench_name=self.name)
-            selected = {sid: ko.winner for sid, ko in knockouts.items()}
-        elif n > 1:  # no judge: the record shows the first valid sample; Table 4 needs only the candidates
-            for sid, cands in cands_all.items():
-                selected[sid] = next((c["sample_index"] for c in cands if c["status"] != "error"), 0)
-        return [self._record(s, images[s.id], cands_all[s.id], selected[s.id], requests, replies, knockouts.get(s.id))
-                for s in samples]
+                          "bbox": list(s.bbox) if s.bbox else None, "width": s.width, "height": s.height,
+                          "image": images[s.id]}))
+        return out
 
-    def _record(self, s: GMSample, img: PreparedImage, cands: list[dict[str, Any]], sel: int,
-                requests: dict[str, Request], replies: dict[str, StoredResponse], ko) -> SampleRecord:
-        """The record of one item from its selected candidate ``sel``."""
+    def candidates(self, s: GMSample, pairs: list[tuple[Request, StoredResponse | None]]) -> list[dict[str, Any]]:
+        """Each of the item's samples scored (:func:`.score.score_prediction`); a missing or failed reply is a
+        candidate with status ``error`` (never scored)."""
+        o = self.options
+        compat_rule = o.compat_rule if o.official_compat else None
+        out = []
+        for req, reply in pairs:
+            k = req.meta["sample_index"]
+            if reply is None or not reply.ok:
+                out.append({"sample_index": k, "status": "error", "parse": "error", "hit": False, "iou": None})
+            else:
+                out.append({"sample_index": k, **score_prediction(s, reply.text, req.meta["image"],
+                                                                  bbox_format=o.bbox_format, compat_rule=compat_rule,
+                                                                  resize=self._resize())})
+        return out
+
+    def score_sample(self, sample: GMSample, pairs: list, ctx: RunContext | None) -> list[SampleRecord]:
+        """One record per item from its selected sample: the knockout's winner (``ctx.judged``), else the first
+        valid one of several (the record shows it; Table 4 needs only the candidates), else the only one."""
+        cands = self.candidates(sample, pairs)
+        ko = ctx.judged.get(sample.id) if ctx is not None else None
+        if ko is not None:
+            sel = ko.winner
+        elif len(pairs) > 1:
+            sel = next((c["sample_index"] for c in cands if c["status"] != "error"), 0)
+        else:
+            sel = 0
+        req, reply = pairs[sel]
+        return [self._record(sample, req.meta["image"], cands, sel, req, reply, ko)]
+
+    def _record(self, s: GMSample, img: PreparedImage, cands: list[dict[str, Any]], sel: int, req: Request,
+                reply: StoredResponse | None, ko) -> SampleRecord:
+        """The record of one item from its selected candidate ``sel`` (its request ``req`` and ``reply``)."""
         o = self.options
         n = o.best_of
         pick = cands[sel]
-        rid = candidate_id(s.id, sel, n)
         extra: dict[str, Any] = {
             "parse": pick["parse"], "raw_bbox": pick.get("raw_bbox"), "n_boxes_found": pick.get("n_boxes_found"),
             "rejected": bool(pick.get("rejected")), "bbox_format": o.bbox_format,
@@ -226,16 +260,17 @@ class GroundingME(Benchmark):
                 judge = ko.calls
         ok = pick["status"] != "error"
         return SampleRecord.from_reply(
-            self.name, s.id, requests[rid], replies.get(rid),
+            self.name, s.id, req, reply,
             answer=pick.get("pred_bbox") if ok else None, target=list(s.bbox) if s.bbox else None,
             outcome=pick["status"] if ok else "error", scores=record_scores(pick) if ok else {},
             labels={"L-1": s.subtask_l1, "L-2": s.subtask_l2}, judge=judge, extra=extra)
 
-    def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Metrics in percent and counts (:func:`.aggregate.aggregate_records`); ``n_skipped_missing``
-        when ``--skip-missing`` left samples out."""
+    def aggregate(self, records: list[SampleRecord], noted: Mapping[str, Any] | None = None
+                  ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Metrics in percent and counts (:func:`.aggregate.aggregate_records`), then ``noted``
+        (``n_skipped_missing`` when ``--skip-missing`` left samples out)."""
         metrics, counts = aggregate_records(records)
-        counts.update(getattr(self, "load_stats", {}))
+        counts.update(noted or {})
         return metrics, counts
 
     def tables(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:

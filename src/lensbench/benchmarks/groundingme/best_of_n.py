@@ -21,7 +21,7 @@ from typing import Any
 from lensbench.benchmarks.groundingme.data import GMSample
 from lensbench.benchmarks.groundingme.parse import full_response, parse_judge_verdict
 from lensbench.benchmarks.groundingme.prompts import load_prompt
-from lensbench.benchmarks.base import RunContext
+from lensbench.benchmarks.context import RunContext
 from lensbench.core.types import GenParams, ImagePart, Message, Request, StoredResponse
 from lensbench.scoring.knockout import Knockout, run_knockouts
 

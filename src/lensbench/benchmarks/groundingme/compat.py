@@ -32,8 +32,8 @@ from typing import Literal
 
 from lensbench.scoring.bbox import center_in_box, iou, scale_box, smart_resize
 
-__all__ = ["COMPAT_RULES", "ZERO", "CompatParse", "CompatScore", "official_parse", "official_parse_bbox",
-           "smart_resize_mimo", "compat_score", "official_best_iou"]
+__all__ = ["COMPAT_RULES", "ZERO", "CompatParse", "CompatScore", "official_parse",
+           "smart_resize_mimo", "compat_score"]
 
 #: ``--compat-rule`` values (see the module docstring).
 COMPAT_RULES: tuple[str, ...] = ("evaluate", "lmms-eval")
@@ -85,11 +85,6 @@ def official_parse(text: str | None) -> CompatParse:
     if matches:
         return CompatParse([float(c) for c in matches[-1]], "numbers")
     return CompatParse(list(ZERO), "none")
-
-
-def official_parse_bbox(text: str | None) -> list[float]:
-    """Just the box of :func:`official_parse`."""
-    return official_parse(text).box
 
 
 def smart_resize_mimo(height: int, width: int, factor: int = 28, min_pixels: int = 28 * 28 * 8,
@@ -183,10 +178,3 @@ def compat_score(pred: Sequence[float], gt: Sequence[float] | None, *, rule: str
     k = ious.index(max(ious))
     name, chosen = cands[k]
     return CompatScore(ious[k], chosen, name, center_in_box(gt_box, chosen))
-
-
-def official_best_iou(pred: Sequence[float], gt: Sequence[float] | None, *, sent_size: tuple[int, int],
-                      orig_size: tuple[int, int]) -> tuple[float, list[float]]:
-    """``(iou, chosen box in original pixels)`` under the ``evaluate`` rule (:func:`compat_score`)."""
-    s = compat_score(pred, gt, rule="evaluate", sent_size=sent_size, orig_size=orig_size)
-    return s.iou, s.chosen

@@ -32,12 +32,6 @@ class PreparedImage:
     orig_w: int
     orig_h: int
 
-    @property
-    def downscaled(self) -> bool:
-        """True when the sent image is smaller than the original."""
-        return (self.sent_w, self.sent_h) != (self.orig_w, self.orig_h)
-
-
 
 def safe_name(sid: str) -> str:
     """A file-name-safe form of a sample id (at most 80 characters)."""
@@ -60,6 +54,8 @@ def prepare_images(samples: Sequence[GMSample], media_dir: Path, max_pixels: int
     pixels. Files already there are reused (resumed runs read nothing). Raises DataError for
     missing or undecodable images and for a size that disagrees with ``width``/``height``.
     """
+    from concurrent.futures import ThreadPoolExecutor
+
     from PIL import Image
 
     folder = media_dir / "groundingme" / (f"max{max_pixels}" if max_pixels else "orig")
@@ -74,46 +70,49 @@ def prepare_images(samples: Sequence[GMSample], media_dir: Path, max_pixels: int
             out[s.id] = PreparedImage(str(hits[0]), w, h, s.width, s.height)
         else:
             todo.append(s)
-    def one(s: GMSample, data: bytes) -> PreparedImage:
-        try:
-            with Image.open(io.BytesIO(data)) as probe:
-                orig = probe.size
-                fmt = probe.format or "PNG"
-                orient = probe.getexif().get(0x0112, 1)
-        except OSError as exc:
-            raise DataError(s.image.path, f"sample {s.id!r}: cannot decode image ({exc})", field="image") from None
-        if orig != (s.width, s.height):
-            raise DataError(s.image.path, f"sample {s.id!r}: image is {orig[0]}x{orig[1]} px but width/height say "
-                                          f"{s.width}x{s.height}", field="width")
-        stem = _file_stem(s.id)
-        target = fit_budget(orig[0], orig[1], max_pixels)
-        if target == orig and orient in (1, None):
-            ext = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp"}.get(fmt, fmt.lower())
-            dest = folder / f"{stem}__{orig[0]}x{orig[1]}.{ext}"
-            tmp = dest.with_name(dest.name + ".tmp")
-            tmp.write_bytes(data)
-        else:
-            im, _ = downscale_image_bytes(data, max_pixels, draft=draft)
-            dest = folder / f"{stem}__{im.size[0]}x{im.size[1]}.jpg"
-            tmp = dest.with_name(dest.name + ".tmp")
-            im.convert("RGB").save(tmp, "JPEG", quality=95)
-        tmp.replace(dest)  # atomic: an interrupted run never leaves a half-written image behind
-        with Image.open(dest) as im2:
-            w, h = im2.size
-        return PreparedImage(str(dest), w, h, s.width, s.height)
+
+    def one(c: tuple[GMSample, bytes]) -> PreparedImage:
+        return _prepare_one(c[0], c[1], folder, max_pixels, draft)
 
     # decode in a few threads (Pillow releases the GIL while decoding), in bounded chunks
-    from concurrent.futures import ThreadPoolExecutor
-
     with ThreadPoolExecutor(max_workers=workers) as pool:
         chunk: list[tuple[GMSample, bytes]] = []
         for item in iter_image_bytes(todo):
             chunk.append(item)
             if len(chunk) >= 2 * workers:
-                for s, pi in zip([c[0] for c in chunk], pool.map(lambda c: one(*c), chunk)):
-                    out[s.id] = pi
+                out.update((c[0].id, pi) for c, pi in zip(chunk, pool.map(one, chunk)))
                 chunk = []
-        for s, pi in zip([c[0] for c in chunk], pool.map(lambda c: one(*c), chunk)):
-            out[s.id] = pi
+        out.update((c[0].id, pi) for c, pi in zip(chunk, pool.map(one, chunk)))
     return out
 
+
+def _prepare_one(s: GMSample, data: bytes, folder: Path, max_pixels: int | None, draft: bool) -> PreparedImage:
+    """Write one sample's image (``data``: its bytes) into ``folder`` as :func:`prepare_images` says."""
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as probe:
+            orig = probe.size
+            fmt = probe.format or "PNG"
+            orient = probe.getexif().get(0x0112, 1)
+    except OSError as exc:
+        raise DataError(s.image.path, f"sample {s.id!r}: cannot decode image ({exc})", field="image") from None
+    if orig != (s.width, s.height):
+        raise DataError(s.image.path, f"sample {s.id!r}: image is {orig[0]}x{orig[1]} px but width/height say "
+                                      f"{s.width}x{s.height}", field="width")
+    stem = _file_stem(s.id)
+    target = fit_budget(orig[0], orig[1], max_pixels)
+    if target == orig and orient in (1, None):
+        ext = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp"}.get(fmt, fmt.lower())
+        dest = folder / f"{stem}__{orig[0]}x{orig[1]}.{ext}"
+        tmp = dest.with_name(dest.name + ".tmp")
+        tmp.write_bytes(data)
+    else:
+        im, _ = downscale_image_bytes(data, max_pixels, draft=draft)
+        dest = folder / f"{stem}__{im.size[0]}x{im.size[1]}.jpg"
+        tmp = dest.with_name(dest.name + ".tmp")
+        im.convert("RGB").save(tmp, "JPEG", quality=95)
+    tmp.replace(dest)  # atomic: an interrupted run never leaves a half-written image behind
+    with Image.open(dest) as im2:
+        w, h = im2.size
+    return PreparedImage(str(dest), w, h, s.width, s.height)

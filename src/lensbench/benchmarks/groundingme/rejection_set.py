@@ -16,11 +16,11 @@ null, ``width``, ``height``, optional ``set`` naming the item's set, e.g. ``RefC
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lensbench.benchmarks.base import RunResult
+from lensbench.benchmarks.base import Loaded, RunResult
 from lensbench.benchmarks.groundingme.benchmark import GroundingME
 from lensbench.benchmarks.groundingme.data import GMSample, ImageSource
 from lensbench.benchmarks.groundingme.items import read_items_file
@@ -28,9 +28,12 @@ from lensbench.benchmarks.groundingme.report import run_label
 from lensbench.core.errors import DataError
 from lensbench.core.records import SampleRecord
 from lensbench.core.resources import read_json
+from lensbench.benchmarks.groundingme.score import hit_at
 from lensbench.report.tables import render_table
+from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.units import Headline, make_table, nonempty, scored
 
-__all__ = ["GroundingRejectionSet", "load_items", "set_metrics"]
+__all__ = ["GroundingRejectionSet", "load_items", "set_metrics", "macro_table"]
 
 ITEMS_FILE = "items.jsonl"
 
@@ -59,32 +62,45 @@ def _pct(xs: list[bool]) -> float | None:
     return 100.0 * sum(xs) / len(xs) if xs else None
 
 
+def _negative(r: SampleRecord) -> bool:
+    return r.labels["L-1"] == "Rejection"
+
+
+def macro_table(records: Sequence[SampleRecord]) -> UnitTable:
+    """Acc@0.5 of the positives and of the negatives (columns, one group each) and their mean
+    ``Macro_Average`` (Tab. 5); rows: the scored items, each its own cluster."""
+    cols = ["Positives", "Negatives"]
+    rows = [(r.sample_id, r.sample_id, int(_negative(r)), float(hit_at(r.scores, 0.5)), 1.0) for r in scored(records)]
+    return make_table("Acc@0.5", rows, cols, cluster="sample", pool="macro", groups=[0, 1],
+                      categories={"Macro_Average": [0, 1], "Positives": [0], "Negatives": [1]})
+
+
 def set_metrics(records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(metrics, counts)`` in percent: ``Acc@0.5`` per set (``L-2``), ``Positives``, ``Negatives``,
-    ``Macro_Average`` (mean of the two, Tab. 5) and ``Total``; ``mIoU`` of positives;
-    ``Rejection rate`` (``Positives`` = false rejections, ``Negatives`` = correct ones);
+    ``Macro_Average`` (mean of the two, Tab. 5; from :func:`macro_table`) and ``Total``; ``mIoU`` of
+    positives; ``Rejection rate`` (``Positives`` = false rejections, ``Negatives`` = correct ones);
     ``Unparseable rate``. Transport errors are left out and counted in ``n_error``."""
-    scored = [r for r in records if r.outcome != "error"]
+    ok = scored(records)
     by_set: dict[str, list[SampleRecord]] = defaultdict(list)
-    for r in scored:
+    for r in ok:
         by_set[r.labels["L-2"]].append(r)
-    pos = [r for r in scored if r.labels["L-1"] != "Rejection"]
-    neg = [r for r in scored if r.labels["L-1"] == "Rejection"]
+    pos = [r for r in ok if not _negative(r)]
+    neg = [r for r in ok if _negative(r)]
 
     def acc(rs: list[SampleRecord]) -> float | None:
-        return _pct([bool(r.scores.get("hit@0.5")) for r in rs])
+        return _pct([hit_at(r.scores, 0.5) for r in rs])
 
+    t = macro_table(records)
     acc5 = {name: acc(rs) for name, rs in by_set.items()}
-    acc5.update(Positives=acc(pos), Negatives=acc(neg), Total=acc(scored))
-    both = [v for v in (acc5["Positives"], acc5["Negatives"]) if v is not None]
-    acc5["Macro_Average"] = sum(both) / len(both) if len(both) == 2 else None
+    acc5.update(Positives=t.column_value("Positives"), Negatives=t.column_value("Negatives"), Total=acc(ok))
+    acc5["Macro_Average"] = t.value("Macro_Average") if pos and neg else None
     metrics = {"Acc@0.5": acc5,
                "mIoU": {"Positives": _pct([r.scores.get("iou") or 0.0 for r in pos])},
                "Rejection rate": {"Positives": _pct([bool(r.extra.get("rejected")) for r in pos]),
                                   "Negatives": _pct([bool(r.extra.get("rejected")) for r in neg])},
-               "Unparseable rate": {"Total": _pct([r.outcome == "unparseable" for r in scored])}}
-    counts = {"n": len(scored), "n_error": len(records) - len(scored), "n_positive": len(pos), "n_negative": len(neg),
-              "n_unparseable": sum(r.outcome == "unparseable" for r in scored),
+               "Unparseable rate": {"Total": _pct([r.outcome == "unparseable" for r in ok])}}
+    counts = {"n": len(ok), "n_error": len(records) - len(ok), "n_positive": len(pos), "n_negative": len(neg),
+              "n_unparseable": sum(r.outcome == "unparseable" for r in ok),
               "sets": {name: len(rs) for name, rs in by_set.items()}}
     return metrics, counts
 
@@ -94,13 +110,21 @@ class GroundingRejectionSet(GroundingME):
 
     name = "grounding-rej"
     title = "Grounding with rejection (GroundingME Sec. 5.3, Tab. 5)"
+    headline = "Acc@0.5 Macro_Average (Tab. 5)"
+    headlines = (Headline("Acc@0.5", "Macro_Average", "Macro_Average"),)
+    layout = None  # items files are built ('lensbench train groundingme data'), not downloaded
 
-    def load(self, data_dir: Path) -> list[GMSample]:
+    @classmethod
+    def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
+        """Acc@0.5 of positives, negatives and their mean (:func:`macro_table`)."""
+        return nonempty({"Acc@0.5": macro_table(records)})
+
+    def load(self, data_dir: Path) -> Loaded:
         """:func:`load_items` of ``data_dir``."""
-        self.load_stats = {}
-        return load_items(Path(data_dir))
+        return Loaded(load_items(Path(data_dir)))
 
-    def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def aggregate(self, records: list[SampleRecord], noted: Mapping[str, Any] | None = None
+                  ) -> tuple[dict[str, Any], dict[str, Any]]:
         """:func:`set_metrics`."""
         return set_metrics(records)
 

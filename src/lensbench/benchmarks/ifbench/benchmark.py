@@ -24,22 +24,25 @@ left out of every score and the run is marked incomplete.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field, field_validator
 
-from lensbench.benchmarks.base import Benchmark, RunContext, RunResult
+from lensbench.benchmarks.base import Benchmark, Loaded, RunContext, RunResult
 from lensbench.benchmarks.ifbench import report
+from lensbench.benchmarks.ifbench import layout as release
 from lensbench.benchmarks.ifbench.data import ABBREVS, Question, load_questions
 from lensbench.benchmarks.ifbench.parse import read_parser_reply, read_reply
 from lensbench.benchmarks.ifbench.prompts import INPUTS, LANG_FIELDS, LETTERS, build_prompt, parser_prompt, rotate, template_for
-from lensbench.benchmarks.ifbench.score import score_records, units
+from lensbench.benchmarks.ifbench.score import CLUSTER, HEADLINES, cells, score_metrics, score_tables
 from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord
 from lensbench.core.types import GenParams, ImagePart, Message, Request, StoredResponse
+from lensbench.scoring.bootstrap import UnitTable
 from lensbench.scoring.judges import judge_round
+from lensbench.scoring.units import nonempty
 
 __all__ = ["IFBench"]
 
@@ -54,6 +57,17 @@ class IFBench(Benchmark):
     n_samples = 680
     sample_unit = "questions"
     headline = "Avg, Strict (Tab. 2, 7)"
+    headlines = HEADLINES
+    layout = release.LAYOUT
+    cluster = CLUSTER
+    load_unit = "questions"
+    not_settings = frozenset({"skip_missing", "images_dir", "translated_dir", "model_family", "model_params_b"})
+    viewer_group = ("qid",)  # a question's 4 rotations x 2 languages together
+
+    @classmethod
+    def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
+        """The soft circular ``Score`` table (:func:`lensbench.benchmarks.ifbench.score.score_tables`)."""
+        return nonempty({"Score": score_tables(records)["Score"]})
 
     def judge_use(self) -> str | None:
         """The Fig. 11 answer parser reads every reply that is not a single letter (both answer-parsing rules)."""
@@ -126,21 +140,38 @@ class IFBench(Benchmark):
         """4 with circular evaluation, else 1."""
         return 4 if self.options.circular else 1
 
-    def load(self, data_dir: Path) -> list[Question]:
-        """See :func:`lensbench.benchmarks.ifbench.data.load_questions` (folders from the options)."""
+    def load(self, data_dir: Path) -> Loaded:
+        """See :func:`lensbench.benchmarks.ifbench.data.load_questions` (folders from the options); counts:
+        ``n_skipped_missing`` when ``--skip-missing`` left questions out."""
         o = self.options
-        self.load_stats: dict[str, Any] = {}
-        return load_questions(data_dir, input_config=o.input, blind=o.blind, image_dir=o.images_dir,
-                              translated_dir=o.translated_dir, skip_missing=o.skip_missing, stats=self.load_stats)
+        counts: dict[str, Any] = {}
+        return Loaded(load_questions(data_dir, input_config=o.input, blind=o.blind, image_dir=o.images_dir,
+                                     translated_dir=o.translated_dir, skip_missing=o.skip_missing, stats=counts),
+                      counts)
+
+    def count_release(self, data_dir: Path) -> int:
+        """The questions of ``if_bench.json`` (:mod:`lensbench.benchmarks.ifbench.layout`)."""
+        return release.count_release(Path(data_dir))
+
+    def absent_media(self, data_dir: Path) -> list[str]:
+        """The media the data names but ``data_dir`` lacks (:mod:`lensbench.benchmarks.ifbench.layout`)."""
+        return release.absent_media(Path(data_dir))
+
+    def sample_id(self, sample: Question) -> str:
+        """The question id (``<abbrev>-<nnn>``)."""
+        return sample.qid
 
     def expand(self, samples: Sequence[Question], ctx: RunContext | None = None) -> list[Request]:
         """Model requests: per question, per language, per rotation (ids ``<qid>/<lang>/r<i>``).
 
         Each request is one user message: the image(s) of the input configuration (infrared,
         then translated RGB; none in blind mode), then the filled template. ``meta`` carries
-        ``answer`` (rotated letter), ``answer_space`` (A-D), ``qid``, ``lang``, ``rotation``.
+        ``answer`` (rotated letter, also the ``target``), ``answer_space`` (A-D), ``qid``, ``lang``,
+        ``rotation`` and the record's ``labels`` and ``extra`` (see the module docs).
         """
         params = ctx.params(temperature=0.0) if ctx is not None else GenParams(temperature=0.0)
+        thinking = (params.extra_body.get("chat_template_kwargs") or {}).get("enable_thinking")
+        has_judge = ctx.has_judge if ctx is not None else False
         _stem, kinds = INPUTS[self.options.input]
         if not self.options.blind:
             prime_sha256(q.if_path if k == "if" else q.rgb_path for q in samples for k in kinds)
@@ -159,9 +190,15 @@ class IFBench(Benchmark):
                 for i in range(self.rotations):
                     slots, letter = rotate(q.option_list(lang), q.answer, i)
                     text = build_prompt(tpl, q.question(lang), slots)
+                    labels = {"qid": q.qid, "dimension": q.abbrev, "language": lang, "rotation": i,
+                              "input": self.options.input, "blind": self.options.blind}
+                    extra = {"dimension_name": q.dimension, "image": q.image_name,
+                             "judge_mode": self.options.answer_parsing, "parser_available": has_judge,
+                             "thinking": thinking, "judged_by": None}
                     out.append(Request(id=f"{q.qid}/{lang}/r{i}", messages=(Message.user(*parts, text),), params=params,
-                                       meta={"answer": letter, "answer_space": list(LETTERS), "qid": q.qid,
-                                             "lang": lang, "rotation": i}))
+                                       meta={"sample_id": q.qid, "answer": letter, "answer_space": list(LETTERS),
+                                             "qid": q.qid, "lang": lang, "rotation": i, "target": letter,
+                                             "labels": labels, "extra": extra}))
         return out
 
     def parser_params(self) -> GenParams:
@@ -169,10 +206,11 @@ class IFBench(Benchmark):
         extra = {"chat_template_kwargs": {"enable_thinking": False}} if self.options.parser_disable_thinking else {}
         return GenParams(temperature=0.0, max_tokens=self.options.parser_max_tokens, extra_body=extra)
 
-    async def evaluate(self, samples: list[Question], ctx: RunContext) -> list[SampleRecord]:
-        """Model requests -> engine -> read letters -> parser round (``role="judge"``) -> records."""
+    async def evaluate(self, samples: Sequence[Question], ctx: RunContext) -> list[SampleRecord]:
+        """Model requests -> engine -> read letters -> parser round (``role="judge"``: the replies that are
+        not a letter; its readings go to ``ctx.judged``) -> records."""
         reqs = self.expand(samples, ctx)
-        got = await ctx.generate(reqs, label="if-bench")
+        got = await ctx.generate(reqs, label=self.name)
         mode = self.options.answer_parsing
         pending = {}
         if ctx.has_judge:
@@ -182,65 +220,45 @@ class IFBench(Benchmark):
                     reading = read_reply(resp.text, mode)
                     if reading.letter is None and reading.parser_text is not None:
                         pending[r.id] = reading.parser_text
-        verdicts = {}
         if pending:
-            verdicts = await judge_round(ctx, pending, prompt=parser_prompt,
-                                         read=lambda t: read_parser_reply(t, mode), params=self.parser_params(),
-                                         kind="parser", retries=self.options.parser_retries,
-                                         label="if-bench parser")
-        return self.records(samples, reqs, got, verdicts, has_judge=ctx.has_judge)
+            ctx.judged.update(await judge_round(ctx, pending, prompt=parser_prompt,
+                                                read=lambda t: read_parser_reply(t, mode), params=self.parser_params(),
+                                                kind="parser", retries=self.options.parser_retries,
+                                                label="if-bench parser"))
+        return self.score(samples, reqs, got, ctx)
 
-    def score(self, samples, requests, replies, ctx) -> list[SampleRecord]:
-        """Records without a parser round (replies needing the parser are ``unparseable``)."""
-        return self.records(samples, requests, replies, {}, has_judge=False)
-
-    def records(self, samples: Sequence[Question], reqs: Sequence[Request], got: dict[str, StoredResponse],
-                verdicts: dict, *, has_judge: bool) -> list[SampleRecord]:
-        """One :class:`SampleRecord` per model request from the replies and parser results
-        (``{request id: JudgeResult}``); see the module docs for the fields."""
-        qmeta = {q.qid: q for q in samples}
-        thinking = (reqs[0].params.extra_body.get("chat_template_kwargs") or {}).get("enable_thinking") if reqs else None
-        mode = self.options.answer_parsing
-        out = []
-        for r in reqs:
-            q = qmeta[r.meta["qid"]]
-            resp = got.get(r.id)
-            labels = {"qid": q.qid, "dimension": q.abbrev, "language": r.meta["lang"], "rotation": r.meta["rotation"],
-                      "input": self.options.input, "blind": self.options.blind}
-            extra: dict[str, Any] = {"dimension_name": q.dimension, "image": q.image_name, "judge_mode": mode,
-                                     "parser_available": has_judge, "thinking": thinking, "judged_by": None}
-            fields: dict[str, Any] = {"target": r.meta["answer"], "labels": labels, "extra": extra}
-            if resp is None or not resp.ok:
-                out.append(SampleRecord.from_reply(self.name, r.id, r, resp, outcome="error", **fields))
-                continue
-            reading = read_reply(resp.text, mode)
-            answer, outcome = reading.letter, None
-            if reading.letter is not None:
-                extra["judged_by"] = reading.judged_by
-            elif reading.parser_text is None:
-                extra["note"] = reading.note
-            elif not has_judge:
-                extra["note"] = "not a single letter (exact match only)"
+    def scored(self, sample: Question, request: Request, reply: StoredResponse, ctx: RunContext | None) -> SampleRecord:
+        """The letter read from the reply (exact / first character), else the parser's reading of it
+        (``ctx.judged``; without a parser round such a reply is ``unparseable``); see the module docs."""
+        m = request.meta
+        extra = dict(m["extra"])
+        fields: dict[str, Any] = {"target": m["target"], "labels": dict(m["labels"]), "extra": extra}
+        reading = read_reply(reply.text, self.options.answer_parsing)
+        answer = reading.letter
+        if reading.letter is not None:
+            extra["judged_by"] = reading.judged_by
+        elif reading.parser_text is None:
+            extra["note"] = reading.note
+        elif ctx is None or request.id not in ctx.judged:
+            extra["note"] = "not a single letter (exact match only)"
+        else:
+            extra["judged_by"] = "parser"
+            res = ctx.judged[request.id]
+            fields["judge"] = res.calls
+            if res.error is not None:
+                return SampleRecord.from_reply(self.name, request.id, request, reply, outcome="error",
+                                               error=f"parser: {res.error}", **fields)
+            if res.verdict in LETTERS:
+                answer = res.verdict
             else:
-                extra["judged_by"] = "parser"
-                res = verdicts[r.id]
-                fields["judge"] = res.calls
-                if res.error is not None:
-                    out.append(SampleRecord.from_reply(self.name, r.id, r, resp, outcome="error",
-                                                       error=f"parser: {res.error}", **fields))
-                    continue
-                if res.verdict in LETTERS:
-                    answer = res.verdict
-                else:
-                    extra["note"] = "parser answered F" if res.verdict == "F" else "invalid parser reply"
-            if answer is not None:
-                outcome = "correct" if answer == r.meta["answer"] else "wrong"
-            out.append(SampleRecord.from_reply(self.name, r.id, r, resp, answer=answer, outcome=outcome or "unparseable",
-                                               scores={"correct": int(outcome == "correct")}, **fields))
-        return out
+                extra["note"] = "parser answered F" if res.verdict == "F" else "invalid parser reply"
+        outcome = "unparseable" if answer is None else "correct" if answer == m["target"] else "wrong"
+        return SampleRecord.from_reply(self.name, request.id, request, reply, answer=answer, outcome=outcome,
+                                       scores={"correct": int(outcome == "correct")}, **fields)
 
-    def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Scores (percent; see :func:`lensbench.benchmarks.ifbench.score.score_records`) and counts.
+    def aggregate(self, records: list[SampleRecord], noted: Mapping[str, Any] | None = None
+                  ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Scores (percent; the unit tables of :mod:`lensbench.benchmarks.ifbench.score`) and counts.
 
         ``metrics``: ``Score`` (Table 2 row: Avg + 10 abbreviations), ``Strict`` (Tab. 7),
         ``Score-en``/``Score-zh`` (Fig. 9), ``Strict-en``/``Strict-zh``. ``counts``: ``n``
@@ -249,21 +267,17 @@ class IFBench(Benchmark):
         ``n_parser_invalid``, ``n_parser_error``, ``n_units``/``n_units_scored``/
         ``n_units_missing`` ((question, language) units), ``judge`` (label for the report
         header), ``judge_mode``, ``input``, ``blind``, ``languages``, ``rotations``, ``thinking``,
-        ``model_family``, ``model_params_b``, ``per_dimension`` (question counts).
+        ``model_family``, ``model_params_b``, ``per_dimension`` (question counts); then ``noted``
+        (``n_skipped_missing`` when ``--skip-missing`` left questions out).
         """
-        metrics: dict[str, Any] = score_records(records)
-        us = units(records)
+        metrics: dict[str, Any] = score_metrics(score_tables(records))
+        us = cells(records)
         missing = sum(any(r.outcome == "error" for r in rs) for rs in us.values())
         by = [r.extra.get("judged_by") for r in records]
         parsed = [r for r in records if r.extra.get("judged_by") == "parser"]
         last = [r.judge[-1] if r.judge else None for r in parsed]
-        has_parser = any(r.extra.get("parser_available") for r in records)
         first = records[0] if records else None
         mode = first.extra.get("judge_mode", "hybrid") if first else self.options.answer_parsing
-        if mode == "official-first-char":
-            label = "official first character" + (" + LLM parser (Fig. 11)" if has_parser else " only (no parser)")
-        else:
-            label = "hybrid: exact letter + LLM parser (Fig. 11)" if has_parser else "exact match only"
         per_dim: dict[str, int] = defaultdict(int)
         for _qid, dim in {r.labels["qid"]: r.labels["dimension"] for r in records}.items():
             per_dim[dim] += 1
@@ -285,7 +299,7 @@ class IFBench(Benchmark):
             "n_units": len(us),
             "n_units_scored": len(us) - missing,
             "n_units_missing": missing,
-            "judge": label,
+            "judge": _judgment(mode, any(r.extra.get("parser_available") for r in records)),
             "judge_mode": mode,
             "input": first.labels["input"] if first else self.options.input,
             "blind": bool(first.labels["blind"] if first else self.options.blind),
@@ -296,9 +310,16 @@ class IFBench(Benchmark):
             "model_params_b": self.options.model_params_b,
             "per_dimension": {a: per_dim.get(a, 0) for a in ABBREVS},
         }
-        counts.update(getattr(self, "load_stats", {}))  # n_skipped_missing (--skip-missing), when any
+        counts.update(noted or {})
         return metrics, counts
 
     def tables(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
         """See :func:`lensbench.benchmarks.ifbench.report.render`."""
         return report.render(results, fmt, with_paper)
+
+
+def _judgment(mode: str, has_parser: bool) -> str:
+    """How the run's replies were judged, in words (the report's header): the answer-parsing rule and the parser."""
+    if mode == "official-first-char":
+        return "official first character" + (" + LLM parser (Fig. 11)" if has_parser else " only (no parser)")
+    return "hybrid: exact letter + LLM parser (Fig. 11)" if has_parser else "exact match only"

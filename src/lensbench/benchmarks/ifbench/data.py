@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lensbench.benchmarks.ifbench.prompts import INPUTS, LANG_FIELDS, LETTERS
-from lensbench.benchmarks.fields import inside, missing_media, want_list, want_obj, want_str
+from lensbench.benchmarks.fields import inside, missing_media, want_choice, want_list, want_obj, want_options, want_str
 from lensbench.core.errors import DataError
 
 __all__ = ["DIMENSIONS", "ABBREVS", "COLUMNS", "Question", "load_questions", "find_image"]
@@ -190,16 +190,10 @@ def _question(jpath, where, dim_key, rec, counters, img_dir, rgb_dir) -> tuple[Q
     if dim_key is not None and dim_key != dim:
         raise DataError(jpath, f"listed under {dim_key!r} but its dimension is {dim!r}",
                         field=f"{where}.question.dimension")
-    ans = want_str(q["answer"], jpath, f"{where}.question.answer")
-    if ans not in LETTERS:
-        raise DataError(jpath, f"answer must be one of A-D, got {ans!r}", field=f"{where}.question.answer")
+    ans = want_choice(q["answer"], jpath, f"{where}.question.answer", LETTERS)
     opts, qs = [], []
     for lang, (qf, of) in LANG_FIELDS.items():
-        o = want_obj(q[of], jpath, f"{where}.question.{of}")
-        if sorted(o) != list(LETTERS):
-            raise DataError(jpath, f"options must have exactly the keys A, B, C, D, got {list(o)}",
-                            field=f"{where}.question.{of}")
-        opts.append((lang, tuple(want_str(o[x], jpath, f"{where}.question.{of}.{x}") for x in LETTERS)))
+        opts.append((lang, want_options(q[of], jpath, f"{where}.question.{of}", LETTERS)))
         qs.append((lang, want_str(q[qf], jpath, f"{where}.question.{qf}", nonempty=True)))
     abbrev = DIMENSIONS[dim]
     idx = counters[abbrev]

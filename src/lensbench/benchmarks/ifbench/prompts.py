@@ -13,13 +13,12 @@ from functools import lru_cache
 
 from lensbench.core.resources import read_text
 
-__all__ = ["LETTERS", "LANG_FIELDS", "LANG_NAMES", "INPUTS", "INPUT_LABELS", "load_prompt", "template_for",
+__all__ = ["LETTERS", "LANG_FIELDS", "INPUTS", "INPUT_LABELS", "load_prompt", "template_for",
            "render_options", "rotate", "build_prompt", "parser_prompt"]
 
 LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
 #: language code -> (question field, options field) in the data.
 LANG_FIELDS: dict[str, tuple[str, str]] = {"en": ("en_question", "en_options"), "zh": ("cn_question", "cn_options")}
-LANG_NAMES = {"en": "English", "zh": "Chinese"}
 #: input configuration (Tab. 6) -> (prompt template stem, images sent in order). Official switches:
 #: ``use_prior`` (+text), ``rgbt_pair`` (if+rgb), ``rgbt_transed_img_path`` alone (rgb).
 INPUTS: dict[str, tuple[str, tuple[str, ...]]] = {

@@ -85,15 +85,41 @@ def render(results: Sequence[RunResult], fmt: str = "md", with_paper: bool = Fal
     language (Fig. 9), strict vs soft (Tab. 7), judgment counts, and for several runs: input
     configurations vs vanilla (Tab. 4 / Tab. 6 layout), model-scale correlation (Tab. 3) and
     thinking deltas (Fig. 5). ``fmt``: md or csv."""
-    parts: list[str] = []
+    parts: list[str] = [_header(results)] if fmt == "md" else []
+    parts += [_table2(results, fmt, with_paper), _languages(results, fmt), _strict(results, fmt, with_paper),
+              _judgment(results, fmt)]
+    if gv := render_inputs(results, fmt, with_paper):
+        parts.append(gv)
+    if len(results) > 1:
+        if sc := render_scale(results, fmt, with_paper):
+            parts.append(sc)
+        if th := render_thinking(results, fmt):
+            parts.append(th)
+    parts += incomplete_notes(results, lambda r: (
+        f"{r.counts.get('n_error')} request(s) failed in transport (model or parser) and "
+        f"{r.counts.get('n_units_missing')} (question, language) unit(s) are left out; re-run with the same --out to "
+        "retry them.")).splitlines(keepends=True)
+    if skipped := skipped_notes(results, "question(s)"):
+        parts.append(skipped)
+    if empty := empty_notes(results, "judged like any reply that is not a single letter (the answer parser, or "
+                                     "unparseable without one)"):
+        parts.append(empty)
+    return "\n".join(parts)
+
+
+def _header(results: Sequence[RunResult]) -> str:
+    """The line above the tables: what the score is, how replies were judged, what BLIND rows are."""
     judges = sorted({r.counts.get("judge", "?") for r in results})
     notes = [f"judgment: {', '.join(judges)}"]
     if any(setting(r)[1] for r in results):
         notes.append("BLIND rows: the same prompts sent without any image (a language-prior baseline, not an "
                      "image-understanding score)")
-    if fmt == "md":
-        parts.append("IF-Bench: soft circular score (4 rotations x languages), macro mean over dimensions, "
-                     "mean of languages; " + "; ".join(notes) + "\n")
+    return ("IF-Bench: soft circular score (4 rotations x languages), macro mean over dimensions, "
+            "mean of languages; " + "; ".join(notes) + "\n")
+
+
+def _table2(results: Sequence[RunResult], fmt: str, with_paper: bool) -> str:
+    """Table 2: Avg and the 10 dimensions, the paper's row once per model (or all its rows when none matches)."""
     paper2 = {norm_name(p["model"]): p for p in paper_table("table2")["rows"]}
     rows = []
     shown: set[str] = set()
@@ -106,57 +132,45 @@ def render(results: Sequence[RunResult], fmt: str = "md", with_paper: bool = Fal
                 rows.append([f"{p['model']} (paper)"] + [p[c] for c in COLUMNS])
     if with_paper and not any(paper2.get(norm_name(r.model)) for r in results):
         rows += [[f"{p['model']} (paper)"] + [p[c] for c in COLUMNS] for p in paper_table("table2")["rows"]]
-    parts.append(render_table(["Model"] + COLUMNS, rows, fmt, title="IF-Bench (Table 2 layout; %)"))
+    return render_table(["Model"] + COLUMNS, rows, fmt, title="IF-Bench (Table 2 layout; %)")
 
-    lang_rows = []
+
+def _languages(results: Sequence[RunResult], fmt: str) -> str:
+    """Fig. 9: the English and Chinese averages and their difference."""
+    rows = []
     for r in results:
         en, zh = r.metrics.get("Score-en", {}).get("Avg"), r.metrics.get("Score-zh", {}).get("Avg")
-        lang_rows.append([label(r), en, zh, (en - zh) if en is not None and zh is not None else None])
-    parts.append(render_table(["Model", "English", "Chinese", "EN - ZH"], lang_rows, fmt,
-                              title="Per-language scores (Fig. 9 layout; %)"))
+        rows.append([label(r), en, zh, (en - zh) if en is not None and zh is not None else None])
+    return render_table(["Model", "English", "Chinese", "EN - ZH"], rows, fmt,
+                        title="Per-language scores (Fig. 9 layout; %)")
 
-    strict_rows = []
+
+def _strict(results: Sequence[RunResult], fmt: str, with_paper: bool) -> str:
+    """Tab. 7: soft and strict circular scores and their Avg difference (the paper's strict row with ``with_paper``)."""
+    rows = []
     paper7 = {norm_name(p["model"]): p for p in paper_table("table7")["rows"]}
     for r in results:
         soft, strict = r.metrics["Score"], r.metrics.get("Strict", {})
-        strict_rows.append([label(r), "soft"] + [soft.get(c) for c in COLUMNS] + [None])
+        rows.append([label(r), "soft"] + [soft.get(c) for c in COLUMNS] + [None])
         d = (strict.get("Avg") - soft.get("Avg")) if strict.get("Avg") is not None and soft.get("Avg") is not None else None
-        strict_rows.append([label(r), "strict"] + [strict.get(c) for c in COLUMNS] + [d])
+        rows.append([label(r), "strict"] + [strict.get(c) for c in COLUMNS] + [d])
         p = paper7.get(norm_name(r.model)) if with_paper else None
         if p is not None:
-            strict_rows.append([f"{p['model']} (paper)", "strict"] + [p["strict"][c] for c in COLUMNS]
-                               + [p["strict"]["Avg"] - p["soft"]["Avg"]])
-    parts.append(render_table(["Model", "Criterion"] + COLUMNS + ["Strict - soft"], strict_rows, fmt,
-                              title="Strict vs soft circular score (Tab. 7 layout; %)"))
+            rows.append([f"{p['model']} (paper)", "strict"] + [p["strict"][c] for c in COLUMNS]
+                        + [p["strict"]["Avg"] - p["soft"]["Avg"]])
+    return render_table(["Model", "Criterion"] + COLUMNS + ["Strict - soft"], rows, fmt,
+                        title="Strict vs soft circular score (Tab. 7 layout; %)")
 
-    parts.append(render_table(
+
+def _judgment(results: Sequence[RunResult], fmt: str) -> str:
+    """How each run's replies were judged: exact letters, first characters, parser calls and verdicts, errors."""
+    return render_table(
         ["Model", "judgment", "requests", "exact", "first-char", "parser calls", "parser F", "parser invalid",
          "unparseable (scored 0)", "errors (not scored)", "units missing"],
         [[label(r), r.counts.get("judge"), r.counts.get("n_requests"), r.counts.get("n_exact"),
           r.counts.get("n_first_char"), r.counts.get("n_parser_calls"), r.counts.get("n_parser_F"),
           r.counts.get("n_parser_invalid"), r.counts.get("n_unparseable"), r.counts.get("n_error"),
-          r.counts.get("n_units_missing")] for r in results], fmt, title="Judgment counts"))
-
-    gv = render_inputs(results, fmt, with_paper)
-    if gv:
-        parts.append(gv)
-    if len(results) > 1:
-        sc = render_scale(results, fmt, with_paper)
-        if sc:
-            parts.append(sc)
-        th = render_thinking(results, fmt)
-        if th:
-            parts.append(th)
-    parts += incomplete_notes(results, lambda r: (
-        f"{r.counts.get('n_error')} request(s) failed in transport (model or parser) and "
-        f"{r.counts.get('n_units_missing')} (question, language) unit(s) are left out; re-run with the same --out to "
-        "retry them.")).splitlines(keepends=True)
-    if skipped := skipped_notes(results, "question(s)"):
-        parts.append(skipped)
-    if empty := empty_notes(results, "judged like any reply that is not a single letter (the answer parser, or "
-                                     "unparseable without one)"):
-        parts.append(empty)
-    return "\n".join(parts)
+          r.counts.get("n_units_missing")] for r in results], fmt, title="Judgment counts")
 
 
 def render_inputs(results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:

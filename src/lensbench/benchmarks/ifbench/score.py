@@ -1,62 +1,77 @@
-"""IF-Bench scores from per-request :class:`SampleRecord` s: soft circular, strict, macro means.
+"""IF-Bench scores as unit tables: soft circular and strict, per (language, dimension), image clusters.
 
 Paper Sec. 3.3 and Tab. 2 (soft circular score), Appendix D Tab. 7 (strict score), Fig. 9
 (per-language scores); the official ``bench_evaluate`` computes the same: per question and
-language ``correct rotations / rotations``, per dimension the mean over its questions, per
-language the plain mean over the 10 dimensions, overall the mean of the two languages.
+language ``correct rotations / rotations`` (strict: all rotations right), per dimension the mean
+over its questions, per language the plain mean over the 10 dimensions, overall the mean of the
+two languages. One unit = a (question, language) cell, left out when one of its calls failed
+(``error``); ``unparseable`` counts as wrong. Cluster: the image (680 questions share 499
+images; a record naming no image is its question's own cluster).
+
+Labels read (written by :meth:`IFBench.records <lensbench.benchmarks.ifbench.benchmark.IFBench.records>`):
+``qid``, ``language``, ``dimension`` and ``extra["image"]``.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
 
 from lensbench.benchmarks.ifbench.data import ABBREVS, COLUMNS
 from lensbench.benchmarks.ifbench.prompts import LANG_FIELDS
 from lensbench.core.records import SampleRecord
-from lensbench.scoring.metrics import mean
+from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.units import Headline, first_seen, hit, make_table
 
-__all__ = ["units", "score_records"]
+__all__ = ["CLUSTER", "HEADLINES", "cells", "score_tables", "score_metrics"]
+
+CLUSTER = "image"
+HEADLINES = (Headline("Score", "Avg", "Avg", named=False),)
 
 
-def units(records: Sequence[SampleRecord]) -> dict[tuple[str, str], list[SampleRecord]]:
-    """Records grouped by (question id, language) unit (``labels["qid"]``, ``labels["language"]``),
-    in first-seen order."""
+def cells(records: Sequence[SampleRecord]) -> dict[tuple[str, str], list[SampleRecord]]:
+    """Records grouped by (question id, language) cell, in first-seen order."""
     out: dict[tuple[str, str], list[SampleRecord]] = defaultdict(list)
     for r in records:
-        out[(r.labels["qid"], r.labels["language"])].append(r)
+        out[(str(r.labels["qid"]), str(r.labels["language"]))].append(r)
     return out
 
 
-def score_records(records: Sequence[SampleRecord]) -> dict[str, dict[str, float | None]]:
-    """Soft circular and strict scores (percent, 0-100) from per-request records.
+def score_tables(records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
+    """``{"Score": soft circular, "Strict": all rotations right}``: columns ``<language>/<dimension>``
+    (languages en, zh; dimensions in Tab. 2's order; others after, as first seen), grouped by language.
+    Categories: ``Avg`` (mean over languages of the mean over dimensions), each dimension (mean over
+    languages), each language (mean over its dimensions)."""
+    by_cell = cells(records)
+    langs = first_seen((lg for _q, lg in by_cell), list(LANG_FIELDS))
+    dims = first_seen((str(rs[0].labels["dimension"]) for rs in by_cell.values()), ABBREVS)
+    columns = [f"{lg}/{d}" for lg in langs for d in dims]
+    col = {c: i for i, c in enumerate(columns)}
+    groups = [langs.index(c.split("/", 1)[0]) for c in columns]
+    cats = {"Avg": list(range(len(columns))),
+            **{d: [col[f"{lg}/{d}"] for lg in langs] for d in dims},
+            **{lg: [col[f"{lg}/{d}"] for d in dims] for lg in langs}}
+    kept = [(q, lg, rs) for (q, lg), rs in by_cell.items() if not any(r.outcome == "error" for r in rs)]
 
-    Each record carries ``labels`` ``qid``, ``dimension`` (Tab. 2 abbreviation), ``language`` and
-    an ``outcome``. A (question, language) unit with an ``error`` record (transport failure) is
-    left out of every score; ``unparseable`` counts as wrong. Returns ``{"Score": {col},
-    "Strict": {col}, "Score-<lang>": {col}, "Strict-<lang>": {col}}`` with columns ``Avg`` and the
-    10 abbreviations: per language, dimension = mean over questions of (correct rotations /
-    rotations) (soft) or of all-rotations-correct (strict), Avg = macro mean over dimensions
-    present; overall dimension/Avg = mean over languages (None where no value).
-    """
-    soft: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    strict: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for (_qid, lang), rs in units(records).items():
-        if any(r.outcome == "error" for r in rs):
-            continue
-        ok = [r.outcome == "correct" for r in rs]
-        dim = rs[0].labels["dimension"]
-        soft[lang][dim].append(sum(ok) / len(ok))
-        strict[lang][dim].append(1.0 if all(ok) else 0.0)
-    langs = [lg for lg in LANG_FIELDS if lg in soft] + sorted(lg for lg in soft if lg not in LANG_FIELDS)
-    out: dict[str, dict[str, float | None]] = {}
-    for name, tab in (("Score", soft), ("Strict", strict)):
-        per_lang: dict[str, dict[str, float | None]] = {}
+    def table(metric: str, value) -> UnitTable:
+        rows = [(f"{q}/{lg}", str(rs[0].extra.get("image") or q), col[f"{lg}/{rs[0].labels['dimension']}"],
+                 value(rs), 1.0) for q, lg, rs in kept]
+        return make_table(metric, rows, columns, cluster=CLUSTER, pool="macro", categories=cats, groups=groups)
+
+    return {"Score": table("Score", lambda rs: sum(hit(r) for r in rs) / len(rs)),
+            "Strict": table("Strict", lambda rs: 1.0 if all(r.outcome == "correct" for r in rs) else 0.0)}
+
+
+def score_metrics(tables: dict[str, UnitTable]) -> dict[str, dict[str, Any]]:
+    """The metrics blocks of ``tables`` (:func:`score_tables`), percent: ``Score-<lang>`` and
+    ``Strict-<lang>`` (``Avg`` and the 10 abbreviations; languages with a scored cell), then ``Score``
+    / ``Strict`` (the mean over languages); None where there is no value."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in ("Score", "Strict"):
+        t = tables[name]
+        langs = [lg for lg in dict.fromkeys(c.split("/", 1)[0] for c in t.columns) if t.n_units(lg)]
         for lg in langs:
-            dims = {a: (100.0 * sum(tab[lg][a]) / len(tab[lg][a]) if tab[lg].get(a) else None) for a in ABBREVS}
-            per_lang[lg] = {"Avg": mean(dims.values()), **dims}
-            out[f"{name}-{lg}"] = per_lang[lg]
-        out[name] = {c: mean(per_lang[lg][c] for lg in langs) for c in COLUMNS}
-        if not langs:
-            out[name] = {c: None for c in COLUMNS}
+            out[f"{name}-{lg}"] = {"Avg": t.value(lg), **{a: t.column_value(f"{lg}/{a}") for a in ABBREVS}}
+        out[name] = {c: (t.value(c) if c in t.categories else None) if langs else None for c in COLUMNS}
     return out

@@ -16,10 +16,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from lensbench.benchmarks.ivbench.data import PERCEPTION, REASONING, TABLE2_COLUMNS
+from lensbench.benchmarks.ivbench.data import PERCEPTION, REASONING, TABLE2_COLUMNS, TASK_ABBREV
 from lensbench.benchmarks.ivbench.sweep import config_label
+from lensbench.benchmarks.ivbench.units import accuracy_table, config_of, table2_block
 from lensbench.core.records import SampleRecord, count_outcomes
-from lensbench.scoring.metrics import mean
 
 __all__ = ["table2_accuracy", "aggregate_records"]
 
@@ -28,38 +28,25 @@ Config = tuple[int, Any]
 
 def table2_accuracy(records: Sequence[SampleRecord]) -> tuple[dict[str, float | None], dict[str, float | None],
                                                               dict[str, int]]:
-    """``(accuracy, chance, n)`` per Table 2 column over the non-error records.
+    """``(accuracy, chance, n)`` per Table 2 column over the non-error records of one configuration.
 
-    ``accuracy[col]``: 100 * correct / scored (None for a column with no scored record);
-    ``chance[col]``: expected accuracy of a uniform random guess, 100 * mean(1 / n_options);
+    ``accuracy[col]``: 100 * correct / scored, from the configuration's unit table
+    (:func:`~lensbench.benchmarks.ivbench.units.accuracy_table`; None for a column with no scored
+    record); ``chance[col]``: expected accuracy of a uniform random guess, 100 * mean(1 / n_options);
     ``n[col]``: scored records. Columns: :data:`TABLE2_COLUMNS`.
     """
+    acc, n = table2_block(accuracy_table(records))
     scored = [r for r in records if r.outcome != "error"]
-    acc: dict[str, float | None] = {}
-    chance: dict[str, float | None] = {}
-    n: dict[str, int] = {}
-
-    def put(col: str, rs: list[SampleRecord]) -> None:
-        n[col] = len(rs)
-        acc[col] = mean(100.0 if r.outcome == "correct" else 0.0 for r in rs)
-        chance[col] = 100.0 * sum(1.0 / r.extra["n_options"] for r in rs) / len(rs) if rs else None
-
-    put("Overall", scored)
-    for task, ab in PERCEPTION.items():
-        put(ab, [r for r in scored if r.labels["task"] == task])
-    put("P-Avg", [r for r in scored if r.labels["task"] in PERCEPTION])
-    for task, ab in REASONING.items():
-        put(ab, [r for r in scored if r.labels["task"] == task])
-    put("R-Avg", [r for r in scored if r.labels["task"] in REASONING])
+    members = {"Overall": scored, "P-Avg": [r for r in scored if r.labels["task"] in PERCEPTION],
+               "R-Avg": [r for r in scored if r.labels["task"] in REASONING],
+               **{ab: [r for r in scored if r.labels["task"] == task] for task, ab in TASK_ABBREV.items()}}
+    chance = {c: 100.0 * sum(1.0 / r.extra["n_options"] for r in members[c]) / len(members[c]) if members[c] else None
+              for c in TABLE2_COLUMNS}
     return acc, chance, n
 
 
-def _config(r: SampleRecord) -> Config:
-    return (r.labels["frames"], r.labels["resolution"])
-
-
 def aggregate_records(records: Sequence[SampleRecord], configs: Sequence[Config], *, frame_rule: str, pattern: str,
-                      load_stats: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+                      noted: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(metrics, counts)`` of a run: Table 2 columns for the first config, a ``sweep`` for all.
 
     ``metrics = {"accuracy": {col: %}, "chance": {col: %}, "config": {frames, resolution,
@@ -67,11 +54,12 @@ def aggregate_records(records: Sequence[SampleRecord], configs: Sequence[Config]
     order of ``configs`` (others found in the records after). ``counts``: ``n`` scored,
     ``n_records``, ``n_correct``, ``n_unparseable``, ``n_error`` (transport + video),
     ``n_video_error``, ``n_transport_error``, ``n_items``, ``n_configs``, de-duplication counts
-    per item, ``per_task`` scored counts (first config) and ``load_stats`` (skipped media ...).
+    per item, ``per_task`` scored counts (first config), then ``noted`` (what loading and decoding counted:
+    skipped media, videos decoded ...).
     """
     by_cfg: dict[Config, list[SampleRecord]] = defaultdict(list)
     for r in records:
-        by_cfg[_config(r)].append(r)
+        by_cfg[config_of(r)].append(r)
     order = [c for c in configs if c in by_cfg] + [c for c in by_cfg if c not in configs]
     sweep = []
     for c in order:
@@ -107,6 +95,6 @@ def aggregate_records(records: Sequence[SampleRecord], configs: Sequence[Config]
         "n_empty_distractors_removed": sum(e["empty_distractor_removed"] for e in items.values()),
         "per_task": {ab: n[ab] for ab in TABLE2_COLUMNS if ab not in ("Overall", "P-Avg", "R-Avg")},
     }
-    for k, v in (load_stats or {}).items():
+    for k, v in (noted or {}).items():
         counts.setdefault(k, v)
     return metrics, counts

@@ -11,42 +11,44 @@ github.com/multimodal-art-projection/IV-Bench ``inference.py``). One module per 
 * :mod:`.report` / :mod:`.plot`: Table 2 layout, counts, sweep table and ``ivbench_sweep.png``;
 * :mod:`.sweep`: the (frames, short side) configurations (``--frames``, ``--resolution``, ``--pairs``).
 
-This module holds the :class:`IVBench` class: frames are sampled with
-:class:`lensbench.media.frame_cache.FrameCache` (each video decoded once for every config), one
-request per query and config is built in the ``--pattern`` image order (``video-first``: N frames
-in time order, the query image, the text; ``image-first``: image, frames, text; ``text-only``:
-frames, text; ``no-video``: image, text; ``blind``: text), replies are parsed and scored into :class:`~lensbench.core.records.SampleRecord`.
-Frames are logged as the video path plus each frame's timestamp.
+* :mod:`.expand`: frames decoded once per video for every config, one request per query and config in
+  the ``--pattern`` image order, sent video by video as decoding finishes;
+* :mod:`.units`: the Table 2 unit tables (the video is the resampled cluster).
+
+This module holds the :class:`IVBench` class: load, the steps' wiring, per-reply scoring into
+:class:`~lensbench.core.records.SampleRecord` (frames logged as the video path plus each frame's
+timestamp), aggregation and tables.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from lensbench.benchmarks.base import Benchmark, RunContext, RunResult
+from lensbench.benchmarks.base import Benchmark, Loaded, RunContext, RunResult
+from lensbench.benchmarks.ivbench import layout as release
 from lensbench.benchmarks.ivbench.aggregate import aggregate_records
-from lensbench.benchmarks.ivbench.data import TASK_ABBREV, Query, check_media, find_question_file, load_queries
-from lensbench.benchmarks.ivbench.options import Choices, build_options
+from lensbench.benchmarks.ivbench.data import Query, check_media, find_question_file, load_queries
+from lensbench.benchmarks.ivbench.expand import OFFICIAL_MAX_TOKENS, Framing
 from lensbench.benchmarks.ivbench.parse import parse_choice
 from lensbench.benchmarks.ivbench.plot import plot_sweep
-from lensbench.benchmarks.ivbench.prompts import NO_FRAMES, NO_IMAGE, PATTERNS, TEXT_STYLES, build_text
+from lensbench.benchmarks.ivbench.prompts import NO_IMAGE, PATTERNS, TEXT_STYLES
 from lensbench.benchmarks.ivbench.report import render_tables
-from lensbench.benchmarks.ivbench.sweep import config_label, sweep_configs
+from lensbench.benchmarks.ivbench.sweep import sweep_configs
+from lensbench.benchmarks.ivbench.units import CLUSTER, HEADLINES, accuracy_tables, sweep_cells
+from lensbench.benchmarks.steps import Batches, Unsent
 from lensbench.core.errors import ConfigError
 from lensbench.core.extras import Requirement
 from lensbench.core.records import SampleRecord, outcome_of
-from lensbench.core.types import ImagePart, Message, Request, StoredResponse
+from lensbench.core.types import Request, StoredResponse
+from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.units import Headline, nonempty
 
 __all__ = ["IVBench", "OFFICIAL_MAX_TOKENS"]
-
-#: Greedy decoding with max_new_tokens=1024, as in the official model wrappers (``--max-tokens`` overrides).
-OFFICIAL_MAX_TOKENS = 1024
 
 
 class IVBench(Benchmark):
@@ -61,6 +63,23 @@ class IVBench(Benchmark):
     n_samples = 1686
     sample_unit = "queries"
     headline = "P-Avg / R-Avg / Overall (Table 2)"
+    headlines = HEADLINES
+    layout = release.LAYOUT
+    cluster = CLUSTER
+    load_unit = "queries"
+    not_settings = frozenset({"skip_missing", "images_dir", "questions", "videos_dir", "frame_cache",
+                              "decode_workers"})
+
+    @classmethod
+    def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
+        """One accuracy table per frames/resolution configuration (:mod:`lensbench.benchmarks.ivbench.units`)."""
+        return nonempty(accuracy_tables(records))
+
+    @classmethod
+    def headline_cells(cls, metrics: dict[str, Any], tables: Callable[[], dict[str, tuple[str, Any]]]
+                       ) -> list[tuple[Headline, str, dict[str, Any], str]]:
+        """One cell per configuration of a sweep (:func:`lensbench.benchmarks.ivbench.units.sweep_cells`)."""
+        return sweep_cells(metrics, tables) or super().headline_cells(metrics, tables)
 
     def requirements(self, data_dir: Path | None = None) -> list[Requirement]:
         """PyAV decodes the frames; a sweep (several frame counts or resolutions) also draws a plot (matplotlib)."""
@@ -139,20 +158,22 @@ class IVBench(Benchmark):
 
     def __init__(self, options: BaseModel | None = None):
         super().__init__(options)
-        self.configs = sweep_configs(self.options.frames, self.options.resolution, self.options.pairs)
-        self.load_stats: dict[str, Any] = {}
-        self._facts: dict[str, dict[str, Any]] = {}
+        o = self.options
+        self.configs = sweep_configs(o.frames, o.resolution, o.pairs)
+        self.framing = Framing(self.configs, frame_rule=o.frame_rule, pattern=o.pattern, text_style=o.text_style,
+                               decode_workers=o.decode_workers)
 
-    # ----------------------------------------------------------------- load
-    def load(self, data_dir: Path) -> list[Query]:
-        """Queries whose video (``videos/<video_id>.mp4``) and image (``images/<image_name>``) exist.
+    def load(self, data_dir: Path) -> Loaded:
+        """Queries whose video (``videos/<video_id>.mp4``) and image (``images/<image_name>``) exist, with
+        those paths (``Query.video`` / ``Query.image``).
 
         Folders: ``--videos-dir`` / ``--images-dir`` (default ``DATA/videos``, ``DATA/images``);
-        question file: see :func:`~lensbench.benchmarks.ivbench.data.find_question_file`.
+        question file: see :func:`~lensbench.benchmarks.ivbench.data.find_question_file`. Counts: the
+        question file, queries in it, skipped for missing media (video, image), items repeating the answer.
 
         Raises DataError naming the question file for bad data, and naming the folders with the
-        number of queries whose video / image is missing (first few listed) unless
-        ``--skip-missing`` (then they are left out and counted in :attr:`load_stats`).
+        number of queries whose video / image is missing (first few listed) unless ``--skip-missing``
+        (then they are left out and counted).
         """
         o = self.options
         d = Path(data_dir)
@@ -162,214 +183,79 @@ class IVBench(Benchmark):
         queries = load_queries(qfile)
         mc = check_media(qfile, queries, videos, images, need_image=o.pattern not in NO_IMAGE,
                          skip_missing=o.skip_missing)
-        kept = mc.kept
-        self.load_stats = {
+        kept = [replace(q, video=str(videos / f"{q.video_id}.mp4"), image=str(images / q.image_name)) for q in mc.kept]
+        return Loaded(kept, {
             "question_file": str(qfile), "n_queries_in_file": len(queries), "n_skipped_missing": mc.n_missing,
             "n_skipped_missing_video": len(mc.missing_video), "n_skipped_missing_image": len(mc.missing_image),
             "n_items_duplicate_answer": sum(any(x.strip() == q.answer.strip() for x in q.distractors) for q in kept),
-        }
-        self._videos, self._images = videos, images
-        return kept
+        })
 
-    # --------------------------------------------------------------- frames
-    def _frame_cache(self, ctx: RunContext):
+    def count_release(self, data_dir: Path) -> int:
+        """The queries of the question file (:mod:`lensbench.benchmarks.ivbench.layout`)."""
+        return release.count_release(Path(data_dir))
+
+    def absent_media(self, data_dir: Path) -> list[str]:
+        """The media the data names but ``data_dir`` lacks (:mod:`lensbench.benchmarks.ivbench.layout`)."""
+        return release.absent_media(Path(data_dir))
+
+    def sample_id(self, sample: Query) -> str:
+        """``"<video_id>/<data_id>"``."""
+        return sample.uid
+
+    def frame_cache(self, ctx: RunContext):
+        """The frame cache: ``--frame-cache``, else ``RUN/media/ivbench_frames``."""
         from lensbench.media.frame_cache import FrameCache
 
-        root = Path(self.options.frame_cache) if self.options.frame_cache else ctx.media_dir / "ivbench_frames"
-        return FrameCache(root)
+        return FrameCache(Path(self.options.frame_cache) if self.options.frame_cache else ctx.media_dir / "ivbench_frames")
 
-    def extract_frames(self, queries: Sequence[Query], cache, videos: Path) -> dict[str, Any]:
-        """Frames of every video for every config: ``{video_id: {(frames, short side): FrameSet} | VideoError}``.
-
-        Each video is decoded once for all configs (union of indices); decoding runs on
-        ``decode_workers`` threads. A video that fails to decode maps to its VideoError.
-        """
-        vids = list(dict.fromkeys(q.video_id for q in queries))
-        with ThreadPoolExecutor(max_workers=self.options.decode_workers) as pool:
-            return dict(zip(vids, pool.map(lambda vid: self._extract_one(vid, cache, videos), vids)))
-
-    def _extract_one(self, vid: str, cache, videos: Path) -> Any:
-        """``{(frames, short side): FrameSet}`` of one video (one decode for all configs) or its VideoError."""
-        from lensbench.media.frame_cache import FrameSpec
-        from lensbench.media.video import VideoError
-
-        specs = [FrameSpec(self.options.frame_rule, n, r) for n, r in self.configs]
-        try:
-            got = cache.get_many(videos / f"{vid}.mp4", specs)
-            return {(s.num, s.resolution): got[s] for s in specs}
-        except VideoError as exc:
-            return exc
-        except Exception as exc:  # noqa: BLE001 - any decoder failure is a per-video error
-            return VideoError(videos / f"{vid}.mp4", f"{type(exc).__name__}: {exc}")
-
-    # --------------------------------------------------------------- expand
-    @staticmethod
-    def _facts_of(q: Query, ch: Choices) -> dict[str, Any]:
-        labels = {"task": q.question_type, "column": TASK_ABBREV[q.question_type], "group": q.group[0],
-                  "video_id": q.video_id, "data_id": q.data_id, "granularity": q.granularity}
-        extra = {"question": q.question, "answer_text": q.answer, "options": ch.as_dict, "n_options": len(ch.options),
-                 "dup_answer_removed": ch.dup_answer, "dup_distractor_removed": ch.dup_other,
-                 "empty_distractor_removed": ch.empty}
-        return {"labels": labels, "extra": extra, "target": ch.correct}
+    def extract_frames(self, queries: Sequence[Query], cache) -> dict[str, Any]:
+        """Frames of every video for every config (:meth:`~lensbench.benchmarks.ivbench.expand.Framing.extract_all`)."""
+        return self.framing.extract_all(queries, cache)
 
     def requests(self, queries: Sequence[Query], frames: dict[str, Any], ctx: RunContext | None = None,
-                 seed: int = 0) -> tuple[list[Request], dict[str, dict[str, Any]]]:
-        """Requests (one per query and config, id ``video_id/data_id`` plus ``@32f@360p`` in a sweep)
-        and per-request facts ``{id: {"labels", "extra", "target", "error"?}}``.
-
-        Frame parts carry the video path and the frame's time (``ImagePart.video`` / ``t_s``).
-        Queries whose video failed to decode get no request; their facts carry ``error``.
-        """
-        o = self.options
+                 seed: int = 0) -> tuple[list[Request], list[Unsent]]:
+        """The requests of ``queries`` from decoded ``frames`` and the units of undecoded videos
+        (:meth:`~lensbench.benchmarks.ivbench.expand.Framing.requests`; parameters from ``ctx``)."""
         params = ctx.params(temperature=0.0, max_tokens=OFFICIAL_MAX_TOKENS) if ctx is not None else None
-        multi = len(self.configs) > 1
-        reqs: list[Request] = []
-        facts: dict[str, dict[str, Any]] = {}
-        img_parts: dict[str, ImagePart] = {}
-        for q in queries:
-            ch = build_options(q, seed)
-            base = self._facts_of(q, ch)
-            fr = frames.get(q.video_id)
-            video = str(self._videos / f"{q.video_id}.mp4")
-            for n, r in self.configs:
-                rid = q.uid + (f"@{config_label(n, r)}" if multi else "")
-                f = {"labels": dict(base["labels"], frames=n, resolution=r, config=config_label(n, r)),
-                     "extra": dict(base["extra"]), "target": ch.correct}
-                facts[rid] = f
-                if isinstance(fr, Exception) or fr is None:
-                    f["error"] = f"video: {fr}" if fr is not None else "video: not decoded"
-                    continue
-                fs = fr[(n, r)]
-                f["extra"].update(frame_indices=fs.indices, duration=fs.duration, frame_size=list(fs.frame_size))
-                text = build_text(q, ch, pattern=o.pattern, frame_num=len(fs.paths), duration=fs.duration,
-                                  style=o.text_style)
-                fparts = [] if o.pattern in NO_FRAMES else [ImagePart.of(p, video=video, t_s=t)
-                                                            for p, t in zip(fs.paths, fs.timestamps)]
-                if o.pattern in NO_IMAGE:
-                    parts = [*fparts, text]
-                else:
-                    ip = str(self._images / q.image_name)
-                    if ip not in img_parts:
-                        img_parts[ip] = ImagePart.of(ip)
-                    parts = [img_parts[ip], *fparts, text] if o.pattern == "image-first" else [*fparts, img_parts[ip], text]
-                kw = {"params": params} if params is not None else {}
-                reqs.append(Request(id=rid, messages=(Message.user(*parts),),
-                                    meta={"replay_match": ["ivbench", q.video_id, q.data_id, n, r],
-                                          "answer_space": [k for k, _ in ch.options]}, **kw))
-        return reqs, facts
+        return self.framing.requests(queries, frames, params, seed)
 
-    def expand(self, samples: list[Query], ctx: RunContext) -> list[Request]:
-        """Sample frames (cached; one decode per video for all configs) and build the requests.
+    def expand(self, samples: Sequence[Query], ctx: RunContext) -> Batches:
+        """The requests video by video, each batch sent as soon as its frames are ready
+        (:meth:`~lensbench.benchmarks.ivbench.expand.Framing.stream`)."""
+        return self.framing.stream(samples, ctx, self.frame_cache(ctx))
 
-        Per-request facts are kept for :meth:`score`; ``load_stats`` gains ``n_videos_decoded``
-        and ``n_video_errors``.
-        """
-        if not hasattr(self, "_videos"):
-            self.load(ctx.data_dir)
-        cache = self._frame_cache(ctx)
-        frames = self.extract_frames(samples, cache, self._videos)
-        self.load_stats["n_videos_decoded"] = cache.decodes
-        self.load_stats["n_video_errors"] = sum(isinstance(v, Exception) for v in frames.values())
-        reqs, self._facts = self.requests(samples, frames, ctx, seed=ctx.seed)
-        return reqs
+    def scored(self, sample: Query, request: Request, reply: StoredResponse, ctx: RunContext | None) -> SampleRecord:
+        """``answer``: the letter read from the reply (None = unparseable, scored wrong); ``target``: the right letter."""
+        m = request.meta
+        parsed = parse_choice(reply.text, m["extra"]["options"])
+        return SampleRecord.from_reply(self.name, request.id, request, reply, answer=parsed,
+                                       outcome=outcome_of(None if parsed is None else parsed == m["target"]),
+                                       extra=dict(m["extra"]), labels=m["labels"], target=m["target"])
 
-    # ---------------------------------------------------------------- score
-    def score(self, samples: list[Query], requests: list[Request], replies: dict[str, StoredResponse],
-              ctx: RunContext) -> list[SampleRecord]:
-        """One record per (query, config), in query order then config order.
+    def failed(self, unit: Request | Unsent, reply: StoredResponse | None) -> SampleRecord:
+        """An error record whose ``extra.error_kind`` says why: ``video`` (undecodable, nothing sent) or ``transport``."""
+        rec = super().failed(unit, reply)
+        rec.extra.setdefault("error_kind", "transport")
+        return rec
 
-        ``answer``: parsed letter (None = unparseable, scored wrong); ``target``: the correct
-        letter; ``extra.error_kind``: ``video`` (undecodable, no request sent) or ``transport``.
-        """
-        by_id = {r.id: r for r in requests}
-        records = []
-        for rid, f in self._facts.items():
-            common = {"labels": f["labels"], "target": f["target"]}
-            if "error" in f:
-                records.append(SampleRecord(benchmark=self.name, sample_id=rid, outcome="error", error=f["error"],
-                                            extra=dict(f["extra"], error_kind="video"), **common))
-                continue
-            resp = replies.get(rid)
-            if resp is None or not resp.ok:
-                records.append(SampleRecord.from_reply(self.name, rid, by_id[rid], resp, outcome="error",
-                                                       extra=dict(f["extra"], error_kind="transport"), **common))
-                continue
-            parsed = parse_choice(resp.text, f["extra"]["options"])
-            outcome = outcome_of(None if parsed is None else parsed == f["target"])
-            records.append(SampleRecord.from_reply(self.name, rid, by_id[rid], resp, answer=parsed, outcome=outcome,
-                                                   extra=f["extra"], **common))
-        return records
-
-    async def evaluate(self, samples: list[Query], ctx: RunContext) -> list[SampleRecord]:
-        """expand -> engine -> score, streamed: videos are decoded in parallel (``decode_workers``) and
-        each video's requests go to the engine as soon as its frames are ready, while later videos
-        are still decoding (issue 11: wall time ~ max(decoding, requests), not their sum). Requests,
-        request keys and records (query order) are those of :meth:`expand`. A sweep also writes
-        ``ivbench_sweep.png`` in the run folder (a plot failure is noted, never fatal)."""
-        requests, replies = await self._stream(samples, ctx)
-        records = self.score(samples, requests, replies, ctx)
+    def finish(self, records: list[SampleRecord], ctx: RunContext) -> None:
+        """A sweep writes ``ivbench_sweep.png`` in the run folder (a plot failure is noted as ``plot_error``,
+        never fatal)."""
         if len(self.configs) > 1:
             try:
-                plot_sweep(self.aggregate(records)[0].get("sweep", []), ctx.run_dir / "ivbench_sweep.png",
+                plot_sweep(self.aggregate(records, ctx.counts)[0].get("sweep", []), ctx.run_dir / "ivbench_sweep.png",
                            title=f"IV-Bench sweep: {ctx.model_name}")
             except Exception as exc:  # noqa: BLE001 - a plot must never lose a run
-                self.load_stats["plot_error"] = str(exc)
-        return records
+                ctx.counts["plot_error"] = str(exc)
 
-    async def _stream(self, samples: list[Query], ctx: RunContext) -> tuple[list[Request], dict[str, StoredResponse]]:
-        """Decode videos on a thread pool and feed each video's requests to ``ctx.generate_stream`` as
-        soon as its frames are ready; ``(requests in query order, replies)``. Query images are
-        pre-flight checked before the first request."""
-        if not hasattr(self, "_videos"):
-            self.load(ctx.data_dir)
-        if self.options.pattern not in NO_IMAGE:
-            from lensbench.media.preflight import preflight_images
-
-            await preflight_images(str(self._images / q.image_name) for q in samples)
-        cache = self._frame_cache(ctx)
-        by_vid: dict[str, list[Query]] = {}
-        for q in samples:
-            by_vid.setdefault(q.video_id, []).append(q)
-        loop = asyncio.get_running_loop()
-        pool = ThreadPoolExecutor(max_workers=self.options.decode_workers, thread_name_prefix="ivbench-decode")
-
-        def one(vid: str):  # on the pool: decode, then build the video's requests (hashes its frame files)
-            fr = self._extract_one(vid, cache, self._videos)
-            return vid, fr, *self.requests(by_vid[vid], {vid: fr}, ctx, seed=ctx.seed)
-
-        futs = [loop.run_in_executor(pool, one, vid) for vid in by_vid]
-        frames: dict[str, Any] = {}
-        reqs: dict[str, Request] = {}
-        facts: dict[str, dict[str, Any]] = {}
-
-        async def batches():  # in the order videos finish decoding (records are put in query order below)
-            for fut in asyncio.as_completed(futs):
-                vid, frames[vid], got, f = await fut
-                reqs.update((r.id, r) for r in got)
-                facts.update(f)
-                yield got
-
-        try:
-            replies = await ctx.generate_stream(batches(), label=self.name, total=len(samples) * len(self.configs))
-        finally:
-            for fut in futs:
-                fut.cancel()
-            pool.shutdown(wait=True, cancel_futures=True)
-        self.load_stats["n_videos_decoded"] = cache.decodes
-        self.load_stats["n_video_errors"] = sum(isinstance(v, Exception) for v in frames.values())
-        multi = len(self.configs) > 1
-        order = [q.uid + (f"@{config_label(n, r)}" if multi else "") for q in samples for n, r in self.configs]
-        self._facts = {rid: facts[rid] for rid in order}
-        return [reqs[rid] for rid in order if rid in reqs], replies
-
-    # ------------------------------------------------------ aggregate/report
-    def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Table 2 accuracy (%) for the first config, a ``sweep`` list for all; counts.
+    def aggregate(self, records: list[SampleRecord], noted: Mapping[str, Any] | None = None
+                  ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Table 2 accuracy (%) for the first config, a ``sweep`` list for all; counts, then ``noted``.
 
         See :func:`lensbench.benchmarks.ivbench.aggregate.aggregate_records`.
         """
         return aggregate_records(records, self.configs, frame_rule=self.options.frame_rule,
-                                 pattern=self.options.pattern, load_stats=self.load_stats)
+                                 pattern=self.options.pattern, noted=dict(noted or {}))
 
     def tables(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:
         """Table 2 layout, Counts and (for sweeps) the sweep table, as md or csv.

@@ -10,7 +10,7 @@ download``) and query images ``images/<image_name>``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,8 @@ class Query:
     """One IV-Bench query as published (one element of a jsonl line's list).
 
     Texts (``question``, ``answer``, ``distractors``) are kept byte for byte as released.
-    ``uid`` = ``"<video_id>/<data_id>"``; ``line`` = 1-based jsonl line number.
+    ``uid`` = ``"<video_id>/<data_id>"``; ``line`` = 1-based jsonl line number; ``video`` / ``image``:
+    the paths of its video and query image, set when the benchmark loads it (its folders), "" before.
     """
 
     video_id: str
@@ -57,6 +58,8 @@ class Query:
     answer_location: str
     distractors: tuple[str, ...]
     line: int
+    video: str = field(default="", repr=False, compare=False)
+    image: str = field(default="", repr=False, compare=False)
 
     @property
     def uid(self) -> str:

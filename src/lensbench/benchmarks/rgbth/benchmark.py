@@ -22,7 +22,7 @@ Protocol (SPEC §2; paper Sec. 3.2-3.4, Table 3, Fig. 4-5; see README.md beside 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,11 +34,16 @@ from lensbench.core.resources import read_text
 from lensbench.core.results import RunResult
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse
 from lensbench.scoring.text import parse_yes_no
-from lensbench.benchmarks.base import Benchmark, RunContext
+from lensbench.benchmarks.base import Benchmark, Loaded, RunContext
 from lensbench.benchmarks.rgbth.aggregate import aggregate_records
 from lensbench.benchmarks.rgbth.data import (DEFAULT_INPUT, EXTRA_SKILLS, RGB_TH_TXT, RGB_TXT, SKILLS, Unit,
                                              load_units)
+from lensbench.benchmarks.rgbth.layout import LAYOUT, absent_media
+from lensbench.benchmarks.rgbth.replay import ResultFile, match_key
 from lensbench.benchmarks.rgbth.report import paper_rows, render_tables
+from lensbench.benchmarks.rgbth.units import CLUSTER, HEADLINES, skill_tables
+from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.units import nonempty
 
 __all__ = ["RGBThBench", "SKILLS", "EXTRA_SKILLS", "CONTEXT", "THERMAL_ONLY_CONTEXT", "Unit", "prompt_text"]
 
@@ -76,6 +81,16 @@ class RGBThBench(Benchmark):
     n_samples = 1624
     sample_unit = "questions"
     headline = "QAcc / SAcc (Table 3)"
+    headlines = HEADLINES
+    cluster = CLUSTER
+    load_unit = "units"
+    replay_formats = (ResultFile(),)
+    layout = LAYOUT
+
+    @classmethod
+    def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
+        """QAcc and SAcc over the paper's 14 skills (:func:`lensbench.benchmarks.rgbth.units.skill_tables`)."""
+        return nonempty(skill_tables(records))
 
     @classmethod
     def write_demo(cls, root: Path) -> Path:
@@ -97,22 +112,28 @@ class RGBThBench(Benchmark):
         skip_missing: bool = Field(default=False, description="run the units whose images exist; the rest are "
                                    "counted (n_skipped_missing) instead of being an error")
 
-    def __init__(self, options: BaseModel | None = None):
-        super().__init__(options)
-        self.load_stats: dict[str, Any] = {}
-
-    def load(self, data_dir: Path) -> list[Unit]:
+    def load(self, data_dir: Path) -> Loaded:
         """Units of ``data_dir`` (see :func:`lensbench.benchmarks.rgbth.data.load_units`). Raises DataError
         (missing images: unless ``--skip-missing``, which counts them in ``n_skipped_missing``)."""
-        self.load_stats = {}
-        return load_units(data_dir, self.options.include_extra_skills, self.options.input,
-                          skip_missing=self.options.skip_missing, stats=self.load_stats)
+        counts: dict[str, Any] = {}
+        return Loaded(load_units(data_dir, self.options.include_extra_skills, self.options.input,
+                                 skip_missing=self.options.skip_missing, stats=counts), counts)
+
+    def absent_media(self, data_dir: Path) -> list[str]:
+        """Scene images missing beside a ``questions.json`` (:func:`lensbench.benchmarks.rgbth.layout.absent_media`)."""
+        return absent_media(Path(data_dir))
+
+    def sample_id(self, sample: Unit) -> str:
+        """``"<Source N/scene>/<abbrev>"``: one (scene, skill) unit."""
+        return f"{sample.scene_key}/{sample.abbrev}"
 
     def expand(self, samples: Sequence[Unit], ctx: RunContext | None = None) -> list[Request]:
         """One request per question: the mode's image(s) (RGB, thermal), then the prompt text.
 
         Request id ``"<Source N/scene>/<abbrev>/<j>"`` (j = question index in the unit);
-        ``repeat`` = how many times the same question came earlier in the unit.
+        ``repeat`` = how many times the same question came earlier in the unit. ``meta``: the unit,
+        target (gold Yes/No), labels = {skill, abbrev, group, scene, extra}, extra = {question, input,
+        defects (the unit's contradictory questions, if any)}.
         """
         params = ctx.params(temperature=0.0) if ctx is not None else None
         mode = self.options.input
@@ -125,49 +146,38 @@ class RGBThBench(Benchmark):
                 if p not in img_cache:
                     img_cache[p] = ImagePart.of(p)
                 parts.append(img_cache[p])
+            labels = {"skill": u.skill, "abbrev": u.abbrev, "group": u.group, "scene": u.scene_key, "extra": u.extra}
             seen: dict[str, int] = defaultdict(int)
-            for j, (q, _a) in enumerate(u.qas):
+            for j, (q, a) in enumerate(u.qas):
                 occ = seen[q]
                 seen[q] += 1
+                extra: dict[str, Any] = {"question": q, "input": mode}
+                if u.defects:
+                    extra["defects"] = list(u.defects)
                 kw = {"params": params} if params is not None else {}
                 out.append(Request(
                     id=f"{u.scene_key}/{u.abbrev}/{j}",
                     messages=(Message.user(*parts, prompt_text(u.group, q, mode)),),
-                    meta={"replay_match": ["rgbth", u.scene_key, u.skill, q, occ], "answer_space": ["Yes", "No"],
-                          "rgbth_input": mode},
+                    meta={"sample_id": self.sample_id(u), "target": a, "labels": labels, "extra": extra,
+                          "replay_match": list(match_key(u.scene_key, u.skill, q, occ)),
+                          "answer_space": ["Yes", "No"], "rgbth_input": mode},
                     repeat=occ, **kw))
         return out
 
-    def score(self, samples: list[Unit], requests: list[Request], replies: dict[str, StoredResponse],
-              ctx: RunContext | None = None) -> list[SampleRecord]:
-        """One record per question: answer = parsed Yes/No (None = Fail), target = gold Yes/No.
+    def scored(self, sample: Unit, request: Request, reply: StoredResponse, ctx: RunContext | None) -> SampleRecord:
+        """answer = the whole-word Yes/No of the reply (None = Fail, unparseable), target = gold Yes/No."""
+        m = request.meta
+        parsed = parse_yes_no(reply.text)
+        return SampleRecord.from_reply(self.name, request.id, request, reply, answer=parsed, target=m["target"],
+                                       outcome=outcome_of(None if parsed is None else parsed == m["target"]),
+                                       labels=dict(m["labels"]), extra=dict(m["extra"]))
 
-        labels = {skill, abbrev, group, scene, extra}; extra = {question, input, defects (the
-        unit's contradictory questions, if any)}. A missing or failed reply is an ``error`` record.
-        """
-        records = []
-        it = iter(requests)
-        for u in samples:
-            for q, a in u.qas:
-                r = next(it)
-                resp = replies.get(r.id)
-                parsed = parse_yes_no(resp.text) if resp is not None and resp.ok else None
-                extra: dict[str, Any] = {"question": q, "input": self.options.input}
-                if u.defects:
-                    extra["defects"] = list(u.defects)
-                records.append(SampleRecord.from_reply(
-                    self.name, r.id, r, resp, answer=parsed, target=a,
-                    outcome=outcome_of(None if parsed is None else parsed == a),
-                    labels={"skill": u.skill, "abbrev": u.abbrev, "group": u.group, "scene": u.scene_key,
-                            "extra": u.extra},
-                    extra=extra))
-        return records
-
-    def aggregate(self, records: list[SampleRecord]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """See :func:`lensbench.benchmarks.rgbth.aggregate.aggregate_records`; counts gain
-        ``n_skipped_missing`` when ``--skip-missing`` left units out."""
+    def aggregate(self, records: list[SampleRecord], noted: Mapping[str, Any] | None = None
+                  ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """See :func:`lensbench.benchmarks.rgbth.aggregate.aggregate_records`; counts gain what loading
+        noted (``n_skipped_missing`` when ``--skip-missing`` left units out)."""
         metrics, counts = aggregate_records(records)
-        for k, v in self.load_stats.items():
+        for k, v in (noted or {}).items():
             counts.setdefault(k, v)
         return metrics, counts
 

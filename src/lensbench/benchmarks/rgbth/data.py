@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lensbench.benchmarks.fields import inside, missing_media, want_list, want_obj, want_str
+from lensbench.benchmarks.fields import inside, missing_media, want_choice, want_list, want_obj, want_str
 from lensbench.core.errors import DataError
 
 __all__ = ["RGB_TXT", "RGB_TH_TXT", "SKILLS", "EXTRA_SKILLS", "PAPER_ABBREVS", "INPUT_MODES", "DEFAULT_INPUT",
@@ -190,9 +190,8 @@ def _unit(data_dir: Path, f: Path, i: int, it: Any, source_dir: Path, scene_key:
         if "question" not in qa or "answer" not in qa:
             raise DataError(f, "needs 'question' and 'answer'", field=f"{where}.QAs[{j}]")
         question = want_str(qa["question"], f, f"{where}.QAs[{j}].question", nonempty=True)
-        ans = want_str(qa["answer"], f, f"{where}.QAs[{j}].answer").strip().capitalize()
-        if ans not in ("Yes", "No"):
-            raise DataError(f, f"answer must be Yes or No, got {qa['answer']!r}", field=f"{where}.QAs[{j}].answer")
+        ans = want_choice(qa["answer"], f, f"{where}.QAs[{j}].answer", ("Yes", "No"),
+                          normalise=lambda a: a.strip().capitalize())
         qas.append((question.strip(), ans))
     qas_t = tuple(qas)
     return Unit(scene_key, skill, abbrev, group, extra, tuple(images), qas_t, contradictions(qas_t))

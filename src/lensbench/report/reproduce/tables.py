@@ -1,8 +1,6 @@
-"""The one place ``lensbench reproduce`` gets a run's metric tables: the benchmark's unit tables
-(:func:`lensbench.scoring.units.unit_tables`, public) plus the paper's own extra tables.
-
-Kept to one small adapter so that moving each benchmark's unit tables into its folder (issue 21) is one
-edit here.
+"""The one place ``lensbench reproduce`` gets a run's metric tables: the benchmark's own unit tables
+(``unit_tables`` of the benchmark, through :func:`lensbench.report.catalog.describe`: the same tables its
+aggregate and its CIs read) plus the paper's own extra tables.
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ from typing import Any
 
 from lensbench.core.records import SampleRecord
 from lensbench.scoring.bootstrap import UnitTable
-from lensbench.scoring.units import unit_tables
+from lensbench.report.catalog import describe
 
 __all__ = ["metric_tables"]
 
@@ -22,9 +20,10 @@ def metric_tables(benchmark: str, records: Sequence[SampleRecord],
                   ) -> dict[str, UnitTable]:
     """``{key: UnitTable}`` of a run's records: the benchmark's unit tables, then ``extra(benchmark, records,
     unit tables)`` (a paper's own tables, possibly derived from the unit tables; a key there replaces the unit
-    table of that key). ``{}`` for no records."""
+    table of that key). ``{}`` for no records or a benchmark that is not installed."""
     recs = list(records)
-    out = dict(unit_tables(benchmark, recs)) if recs else {}
+    facts = describe(benchmark)
+    out = dict(facts.unit_tables(recs)) if recs and facts is not None else {}
     if extra is not None and recs:
         out.update({k: v for k, v in extra(benchmark, recs, dict(out)).items() if v is not None})
     return out

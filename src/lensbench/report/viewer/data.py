@@ -13,14 +13,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lensbench.report.catalog import describe
 from lensbench.report.runs import LoadedRun
 from lensbench.report.viewer.media import ImageRegistry, frame_index
 
-__all__ = ["build_payload", "DEFAULT_GROUP"]
+__all__ = ["build_payload", "group_defaults"]
 
-#: the label a benchmark's samples are grouped by in the browser by default (IF-Bench: a
-#: question's 4 rotations x 2 languages together).
-DEFAULT_GROUP = {"if-bench": ["qid", "question_id"]}
+
+def group_defaults(benchmarks: Sequence[str]) -> dict[str, list[str]]:
+    """Per benchmark, the labels its samples are grouped by in the browser by default (the first one a
+    sample has): the benchmark's ``viewer_group`` (e.g. IF-Bench: a question's rotations and languages
+    together); benchmarks without one are left out."""
+    out = {}
+    for name in dict.fromkeys(benchmarks):
+        facts = describe(name)
+        if facts is not None and facts.viewer_group:
+            out[name] = list(facts.viewer_group)
+    return out
 
 
 def _messages(rec, images: ImageRegistry, frames: dict[str, Path]) -> list[Any]:
@@ -87,7 +96,7 @@ def build_payload(runs: Sequence[LoadedRun], *, tables: dict[str, str] | None = 
         "tables": tables or {},
         "comparisons": list(comparisons),
         "figures": list(figures),
-        "groupDefault": DEFAULT_GROUP,
+        "groupDefault": group_defaults([r.benchmark for r in runs]),
         "images": images.items,
         "samples": samples,
     }

@@ -1,9 +1,9 @@
 """``lensbench data check BENCH DIR``: validate a data folder without running anything.
 
-Checks, each one line: the file-set counts of the layout (expected files); the benchmark's own
-loader on the folder (sample count against the official release); missing media (images /
-videos named by the data files but absent); and, when the folder has a manifest, every file
-against its recorded size and sha256. Prints the folder's content fingerprint.
+Checks, each one line: the file-set counts of the benchmark's layout (expected files); the benchmark's
+own count of what its loader reads (``count_release``, against the official release); the media the
+data files name but the folder lacks (``absent_media``); and, when the folder has a manifest, every
+file against its recorded size and sha256. Prints the folder's content fingerprint.
 
 The data folder is looked for inside the folder given (as ``lensbench data download --from DIR``
 does), so the checks look at the files the loader reads: a repository checkout or a mirror
@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lensbench.core.errors import DataError, LensbenchError
-from lensbench.tools.data.layouts import Layout, get_layout
+from lensbench.benchmarks.layout import Layout
+from lensbench.benchmarks.registry import get_benchmark
+from lensbench.tools.data.layouts import get_layout
 from lensbench.tools.data.manifest import fingerprint, hash_files, list_files, read_manifest
 from lensbench.tools.data.verify import count_files, locate
 
@@ -57,71 +59,8 @@ class CheckReport:
         return out
 
 
-def _count(bench: str, root: Path) -> int:
-    """Number of samples the benchmark's own loader reads from ``root``. Raises DataError."""
-    if bench == "rgb-th-bench":
-        from lensbench.benchmarks.rgbth.data import load_units
-
-        return len(load_units(root))
-    if bench == "if-bench":
-        from lensbench.benchmarks.ifbench.data import load_questions
-
-        return len(load_questions(root, blind=True))
-    if bench == "iv-bench":
-        from lensbench.benchmarks.ivbench.data import find_question_file, load_queries
-
-        return len(load_queries(find_question_file(root)))
-    if bench == "gobench":
-        from lensbench.benchmarks.gobench.records import find_records_file, load_records
-
-        return len(load_records(find_records_file(root)))
-    from lensbench.benchmarks.groundingme.data import load_groundingme
-
-    return len(load_groundingme(root))
-
-
-def _missing_media(bench: str, root: Path) -> list[str]:
-    """Lines naming the media the data files refer to but the folder lacks. Raises DataError."""
-    missing: list[str] = []
-    if bench == "rgb-th-bench":
-        for q in sorted(root.glob("*/*/questions.json")):
-            for kind in ("rgb", "thermal"):
-                if not any((q.parent / f"{kind}{s}").is_file() for s in (".jpg", ".png")):
-                    missing.append(f"{q.parent.relative_to(root).as_posix()}/{kind}.jpg")
-    elif bench == "if-bench":
-        from lensbench.benchmarks.ifbench.data import load_questions
-
-        try:
-            load_questions(root)
-        except DataError as exc:
-            missing.append(str(exc))
-    elif bench == "iv-bench":
-        from lensbench.benchmarks.ivbench.data import find_question_file, load_queries
-
-        qs = load_queries(find_question_file(root))
-        vids = sorted({q.video_id for q in qs if not (root / "videos" / f"{q.video_id}.mp4").is_file()})
-        imgs = sorted({q.image_name for q in qs if not (root / "images" / q.image_name).is_file()})
-        if vids:
-            missing.append(f"{len(vids)} of {len({q.video_id for q in qs})} videos not in videos/ (e.g. {vids[0]}.mp4; "
-                           "fetch them with 'lensbench ivbench download')")
-        if imgs:
-            missing.append(f"{len(imgs)} of {len({q.image_name for q in qs})} query images not in images/ "
-                           f"(e.g. {imgs[0]})")
-    elif bench == "gobench":
-        from lensbench.benchmarks.gobench.records import find_records_file, load_records
-
-        recs = load_records(find_records_file(root))
-        absent = [r.image for r in recs if r.image_path is None]
-        if absent and not (root / "GOBench.tsv").is_file():
-            missing.append(f"{len(absent)} of {len(recs)} images absent as files and no GOBench.tsv "
-                           f"(e.g. {absent[0]})")
-    return missing  # GroundingME: images are inside the parquet shards
-
-
 def _skips_missing(bench: str) -> bool:
     """True when a run of ``bench`` leaves out missing media by default (its ``skip_missing`` option is on)."""
-    from lensbench.benchmarks.registry import get_benchmark
-
     field = get_benchmark(bench).Options.model_fields.get("skip_missing")
     return bool(field is not None and field.default is True)
 
@@ -172,7 +111,7 @@ def check(bench: str, root: str | Path, *, hash_content: bool = True,
     for c in count_files(layout, root):
         rep.items.append(CheckItem(f"files: {c.fileset.what}", c.problem is None, c.line.split(": ", 1)[1]))
     try:
-        n = _count(bench, root)
+        n = get_benchmark(bench)().count_release(root)
         rep.n_samples = n
         ok = layout.n_samples is None or n == layout.n_samples
         rep.items.append(CheckItem(f"loader: {layout.samples_what}", ok,
@@ -180,7 +119,7 @@ def check(bench: str, root: str | Path, *, hash_content: bool = True,
     except (LensbenchError, OSError, ValueError) as exc:  # a bad file, or a missing extra (parquet)
         rep.items.append(CheckItem(f"loader: {layout.samples_what}", False, str(exc)))
     try:
-        missing = _missing_media(bench, root)
+        missing = get_benchmark(bench)().absent_media(root)
         skipped = bool(missing) and _skips_missing(bench)
         detail = "; ".join(missing) if missing else "all present"
         if skipped:

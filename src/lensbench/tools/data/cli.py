@@ -18,7 +18,7 @@ data_app = typer.Typer(help="Benchmark data: download the official releases into
                             "print the papers' dataset statistics of a folder.",
                        no_args_is_help=True)
 
-_BENCH_HELP = "rgb-th-bench | if-bench | iv-bench | gobench | groundingme"
+_BENCH_HELP = "benchmark name ('lensbench list' shows them)"
 
 
 def _say(msg: str) -> None:

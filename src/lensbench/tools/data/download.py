@@ -4,7 +4,7 @@ Steps: (1) fetch — a Hugging Face snapshot (archives inside it extracted in pl
 archive (its data subfolder extracted), then the pinned single files from the official GitHub
 repository the hub copy lacks; or, with ``--from DIR``, copy a local mirror / an existing copy
 (the data folder is found inside DIR); (2) verify the file-set counts of
-:mod:`~lensbench.tools.data.layouts`; (3) write the manifest (``lensbench-data.json``: source,
+the benchmark's :class:`~lensbench.benchmarks.layout.Layout`; (3) write the manifest (``lensbench-data.json``: source,
 requested and resolved revision, per-file sha256, fingerprint) last.
 
 Verified: every file taken from a pinned release is checked against the sha256 shipped with
@@ -41,7 +41,8 @@ from lensbench.core.files import link_or_copy
 from lensbench.tools.data.archive import ArchiveLimits, extract_zip
 from lensbench.tools.data.fetch import (PROBE_TIMEOUT_S, SourceUnreachable, github_base, github_raw_base,
                                         hf_endpoint, hf_snapshot, http_download, probe)
-from lensbench.tools.data.layouts import Layout, Source, get_layout
+from lensbench.benchmarks.layout import Layout, Source
+from lensbench.tools.data.layouts import get_layout
 from lensbench.tools.data.manifest import (MANIFEST_NAME, fingerprint, hash_files, list_files, read_manifest,
                                            write_manifest)
 from lensbench.tools.data.pins import PinnedSource, pinned_source, source_key, unknown_reason, verify_file

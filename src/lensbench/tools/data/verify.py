@@ -1,4 +1,4 @@
-"""File-set counts of a data folder against its :class:`~lensbench.tools.data.layouts.Layout`
+"""File-set counts of a data folder against its :class:`~lensbench.benchmarks.layout.Layout`
 (shared by ``data download``, which refuses to write a manifest for an incomplete folder, and
 ``data check``)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from lensbench.tools.data.layouts import FileSet, Layout
+from lensbench.benchmarks.layout import FileSet, Layout
 
 __all__ = ["SetCount", "count_files", "locate"]
 

@@ -114,49 +114,33 @@ def _scan(folders: Sequence[Path]) -> list[tuple[str, Path, str]]:
     return out
 
 
-def filter_generations(folders: Sequence[Path], out: Path, s: FilterSettings = FilterSettings()
-                       ) -> tuple[list[ImageCheck], dict[str, Any]]:
-    """Filter the generators' folders into ``out`` (module docstring). Returns every image's
-    :class:`ImageCheck` (input order) and the counts ``{"images", "kept", "dropped": {reason: n},
-    "per_generator": {gen: kept}}``; writes ``out/filter.jsonl``. Raises DataError / ConfigError
-    for a bad folder or setting before anything is written."""
+def _quality(c: ImageCheck, path: Path, hasher, s: FilterSettings) -> bool:
+    """Measure one image into ``c`` (size, contrast, sharpness, perceptual hash); False with ``c.reason`` set when
+    it is unreadable, too small, flat or blurry."""
     from PIL import Image
 
-    hasher = _hasher(s.hash)
-    if not 0 < s.min_similarity <= 1:
-        raise ConfigError(f"--min-similarity must be in (0, 1], got {s.min_similarity}")
-    emb = None
-    if s.embedder:
-        from lensbench.tools.ivbench.synth import make_embedder  # the shared image/text embedders
+    try:
+        c.width, c.height, c.std, c.sharpness = quality_metrics(path)
+        with Image.open(path) as im:
+            c.hash = str(hasher(im))
+    except (OSError, ValueError, SyntaxError):
+        c.reason = "unreadable"
+        return False
+    if min(c.width, c.height) < s.min_side:
+        c.reason = "too small"
+    elif c.std < s.min_std:
+        c.reason = "flat"
+    elif c.sharpness < s.min_sharpness:
+        c.reason = "blurry"
+    return c.reason is None
 
-        emb = make_embedder(s.embedder)
-    todo = _scan(folders)
-    out = Path(out)
-    if (out / "filter.jsonl").exists():
-        raise ConfigError(f"{out} already holds a filter result; choose a new --out")
-    checks: list[ImageCheck] = []
-    good: list[tuple[ImageCheck, Path]] = []
-    for gen, path, key in todo:
-        c = ImageCheck(image=key, generator=gen)
-        checks.append(c)
-        try:
-            c.width, c.height, c.std, c.sharpness = quality_metrics(path)
-            with Image.open(path) as im:
-                c.hash = str(hasher(im))
-        except (OSError, ValueError, SyntaxError):
-            c.reason = "unreadable"
-            continue
-        if min(c.width, c.height) < s.min_side:
-            c.reason = "too small"
-        elif c.std < s.min_std:
-            c.reason = "flat"
-        elif c.sharpness < s.min_sharpness:
-            c.reason = "blurry"
-        else:
-            good.append((c, path))
+
+def _drop_near_duplicates(good: list[tuple[ImageCheck, Path]], emb, s: FilterSettings) -> None:
+    """Keep each image unless an earlier kept one is within ``max_distance`` bits of its hash or (with an embedder)
+    at least ``min_similarity`` like it: ``kept`` set, or ``reason`` / ``duplicate_of`` / ``distance``."""
     vecs = emb.embed_images([p for _c, p in good]) if emb is not None and good else None
     kept_idx: list[int] = []
-    for i, (c, path) in enumerate(good):
+    for i, (c, _path) in enumerate(good):
         h = int(c.hash, 16)
         for j in kept_idx:
             d = (h ^ int(good[j][0].hash, 16)).bit_count()
@@ -171,6 +155,29 @@ def filter_generations(folders: Sequence[Path], out: Path, s: FilterSettings = F
         if c.reason is None:
             c.kept = True
             kept_idx.append(i)
+
+
+def filter_generations(folders: Sequence[Path], out: Path, s: FilterSettings = FilterSettings()
+                       ) -> tuple[list[ImageCheck], dict[str, Any]]:
+    """Filter the generators' folders into ``out`` (module docstring). Returns every image's
+    :class:`ImageCheck` (input order) and the counts ``{"images", "kept", "dropped": {reason: n},
+    "per_generator": {gen: kept}}``; writes ``out/filter.jsonl``. Raises DataError / ConfigError
+    for a bad folder or setting before anything is written."""
+    hasher = _hasher(s.hash)
+    if not 0 < s.min_similarity <= 1:
+        raise ConfigError(f"--min-similarity must be in (0, 1], got {s.min_similarity}")
+    emb = None
+    if s.embedder:
+        from lensbench.tools.ivbench.synth import make_embedder  # the shared image/text embedders
+
+        emb = make_embedder(s.embedder)
+    todo = _scan(folders)
+    out = Path(out)
+    if (out / "filter.jsonl").exists():
+        raise ConfigError(f"{out} already holds a filter result; choose a new --out")
+    checks = [ImageCheck(image=key, generator=gen) for gen, _path, key in todo]
+    good = [(c, path) for c, (_gen, path, _key) in zip(checks, todo) if _quality(c, path, hasher, s)]
+    _drop_near_duplicates(good, emb, s)
     out.mkdir(parents=True, exist_ok=True)
     for c, path in good:
         if c.kept:

@@ -65,8 +65,8 @@ def sft_examples(questions: Path, videos: Path, images: Path, out: Path, *, vari
     if variant == "video":
         src = source_questions(questions)
         queries = [dataclasses.replace(q, question=src[q.uid]) for q in queries]
-    decoded = bench.extract_frames(queries, FrameCache(out / "frames"), Path(videos))
-    reqs, facts = bench.requests(queries, decoded, None, seed=seed)
+    decoded = bench.extract_frames(queries, FrameCache(out / "frames"))
+    reqs, _undecoded = bench.requests(queries, decoded, None, seed=seed)
     by_uid = {q.uid: q for q in queries}
     examples = []
     for r in reqs:
@@ -79,7 +79,7 @@ def sft_examples(questions: Path, videos: Path, images: Path, out: Path, *, vari
             else:
                 parts.append(p.text)
         q = by_uid[r.id.split("@")[0]]
-        examples.append(make_example(f"{variant}/{r.id}", parts, facts[r.id]["target"], meta={
+        examples.append(make_example(f"{variant}/{r.id}", parts, r.meta["target"], meta={
             "variant": variant, "video": str(Path(videos) / f"{q.video_id}.mp4"), "frame_times": times,
             "question_type": q.question_type, "image": None if variant == "video" else str(Path(images) / q.image_name)}))
     return examples

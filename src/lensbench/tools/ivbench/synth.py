@@ -244,19 +244,51 @@ async def synthesize(items: Sequence[VideoQAItem], videos_dir: Path, out_file: P
     (filtered out), ``n_judge_unparseable``, ``n_video_error``, ``n_written``. Items without a
     ``question_type`` get ``default_question_type`` (IV-Bench's loader needs one of its 13 tasks).
     """
-    from lensbench.media.frame_cache import FrameSpec
-    from lensbench.media.video import VideoError
-
     params = params or GenParams(temperature=0.0, max_tokens=512)
-    counts = defaultdict(int)
+    counts: dict[str, int] = defaultdict(int)
     counts["n_input"] = len(items)
+    rewritten = await _rewrite(items, generate, params, counts)
+    keep = await _filter(items, rewritten, generate, params, counts)
+    img_dir = out_file.parent / "images"
+    img_dir.mkdir(parents=True, exist_ok=True)
+    per_video: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for i in keep:
+        it = items[i]
+        ent, q = rewritten[i]
+        found = _query_image(it, ent, videos_dir, embedder, frame_cache, frames)
+        if found is None:
+            counts["n_video_error"] += 1
+            continue
+        frame, index, sim = found
+        data_id = len(per_video[it.video_id])
+        name = f"{it.video_id}_{data_id}_image.png"
+        with Image.open(frame) as im:
+            im.convert("RGB").save(img_dir / name)
+        per_video[it.video_id].append({
+            "data_id": data_id, "image_name": name, "question": q, "question_type": it.question_type or default_question_type,
+            "granularity": it.granularity, "answer": it.answer, "answer_location": "",
+            "distractors": list(it.distractors), "entity": ent, "source_question": it.question,
+            "frame_index": index, "similarity": sim, "embedder": embedder.fingerprint})
+        counts["n_written"] += 1
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_file.with_suffix(out_file.suffix + ".tmp")
+    tmp.write_text("".join(json.dumps({v: qs}, ensure_ascii=False) + "\n" for v, qs in per_video.items()),
+                   encoding="utf-8")
+    tmp.replace(out_file)
+    return dict(counts)
+
+
+async def _rewrite(items: Sequence[VideoQAItem], generate, params: GenParams, counts: dict[str, int]
+                   ) -> dict[int, tuple[str, str]]:
+    """Step 1: each question rewritten around one visual entity, ``{item: (entity, question)}``; a failed call
+    counts in ``n_error``, a reply without both in ``n_no_entity``."""
     rw_t = _template("rewrite")
     reqs = [Request(id=f"rewrite/{i}", params=params,
                     messages=(Message.user(rw_t.format(question=it.question, answer=it.answer)),))
             for i, it in enumerate(items)]
     got = await generate(reqs, "rewrite")
     rewritten: dict[int, tuple[str, str]] = {}
-    for i, it in enumerate(items):
+    for i in range(len(items)):
         r = got[f"rewrite/{i}"]
         if not r.ok:
             counts["n_error"] += 1
@@ -267,11 +299,17 @@ async def synthesize(items: Sequence[VideoQAItem], videos_dir: Path, out_file: P
             counts["n_no_entity"] += 1
             continue
         rewritten[i] = (ent.strip(), q.strip())
+    return rewritten
+
+
+async def _filter(items: Sequence[VideoQAItem], rewritten: dict[int, tuple[str, str]], generate, params: GenParams,
+                  counts: dict[str, int]) -> list[int]:
+    """Step 2: the judge keeps the rewritten questions it cannot answer without the image; a failed call counts
+    in ``n_error``, an answerable one in ``n_answerable``, an unreadable verdict in ``n_judge_unparseable``."""
     fl_t = _template("filter")
     reqs = []
     for i, (_ent, q) in rewritten.items():
-        it = items[i]
-        opts = [it.answer, *it.distractors]
+        opts = [items[i].answer, *items[i].distractors]
         reqs.append(Request(id=f"filter/{i}", role="judge", params=params, messages=(Message.user(fl_t.format(
             question=q, options="\n".join(f"{chr(97 + k)}. {o}" for k, o in enumerate(sorted(opts))))),)))
     got = await generate(reqs, "filter")
@@ -281,42 +319,27 @@ async def synthesize(items: Sequence[VideoQAItem], videos_dir: Path, out_file: P
         if not r.ok:
             counts["n_error"] += 1
             continue
-        d = _json_reply(r.text)
-        v = (d or {}).get("answerable_without_image")
+        v = (_json_reply(r.text) or {}).get("answerable_without_image")
         if not isinstance(v, bool):
             counts["n_judge_unparseable"] += 1
         elif v:
             counts["n_answerable"] += 1
         else:
             keep.append(i)
-    img_dir = out_file.parent / "images"
-    img_dir.mkdir(parents=True, exist_ok=True)
-    per_video: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for i in keep:
-        it = items[i]
-        ent, q = rewritten[i]
-        try:
-            fs = frame_cache.get(videos_dir / f"{it.video_id}.mp4", FrameSpec("centers", frames, None))
-        except VideoError:
-            counts["n_video_error"] += 1
-            continue
-        t = embedder.embed_texts([ent])
-        v = embedder.embed_images(fs.paths)
-        sims = v @ t[0]
-        best = int(np.argmax(sims)) if np.ptp(sims) > 0 else len(fs.paths) // 2
-        data_id = len(per_video[it.video_id])
-        name = f"{it.video_id}_{data_id}_image.png"
-        with Image.open(fs.paths[best]) as im:
-            im.convert("RGB").save(img_dir / name)
-        per_video[it.video_id].append({
-            "data_id": data_id, "image_name": name, "question": q, "question_type": it.question_type or default_question_type,
-            "granularity": it.granularity, "answer": it.answer, "answer_location": "",
-            "distractors": list(it.distractors), "entity": ent, "source_question": it.question,
-            "frame_index": fs.indices[best], "similarity": float(sims[best]), "embedder": embedder.fingerprint})
-        counts["n_written"] += 1
-    out_file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_file.with_suffix(out_file.suffix + ".tmp")
-    tmp.write_text("".join(json.dumps({v: qs}, ensure_ascii=False) + "\n" for v, qs in per_video.items()),
-                   encoding="utf-8")
-    tmp.replace(out_file)
-    return dict(counts)
+    return keep
+
+
+def _query_image(it: VideoQAItem, entity: str, videos_dir: Path, embedder: Embedder, frame_cache, frames: int
+                 ) -> tuple[str, int, float] | None:
+    """Step 3: the frame of the item's video most like ``entity`` (the middle one when all are alike):
+    ``(frame file, frame index, similarity)``; None when the video does not decode."""
+    from lensbench.media.frame_cache import FrameSpec
+    from lensbench.media.video import VideoError
+
+    try:
+        fs = frame_cache.get(videos_dir / f"{it.video_id}.mp4", FrameSpec("centers", frames, None))
+    except VideoError:
+        return None
+    sims = embedder.embed_images(fs.paths) @ embedder.embed_texts([entity])[0]
+    best = int(np.argmax(sims)) if np.ptp(sims) > 0 else len(fs.paths) // 2
+    return fs.paths[best], fs.indices[best], float(sims[best])

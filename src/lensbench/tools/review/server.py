@@ -40,6 +40,86 @@ def _image_size(path: str) -> tuple[int, int] | None:
         return None
 
 
+class _Handlers:
+    """The page's request handlers over ``items`` reviewed into ``db`` (see :func:`make_review_app`)."""
+
+    def __init__(self, items: Sequence[ReviewItem], db: ReviewDB, token: str, reviewer: str | None):
+        self.items, self.db, self.form, self.token, self.reviewer = items, db, db.form, token, reviewer
+        self.keys = [it.key for it in items]
+        self.index = {it.key: i for i, it in enumerate(items)}
+        self.sizes: dict[int, tuple[int, int] | None] = {}
+        self.html = read_text(__package__, "web", "review.html")
+        self.has_box = any(f.kind == "box" for f in self.form.fields)
+
+    def size_of(self, i: int) -> tuple[int, int] | None:
+        if i not in self.sizes:
+            self.sizes[i] = _image_size(self.items[i].images[0]) if self.items[i].images else None
+        return self.sizes[i]
+
+    async def page(self, _req: web.Request) -> web.Response:
+        nonce = secrets.token_urlsafe(12)
+        resp = web.Response(text=self.html.replace("<script>", f'<script nonce="{nonce}">'), content_type="text/html")
+        resp.headers["Content-Security-Policy"] = csp_header(nonce)
+        return resp
+
+    async def api_items(self, req: web.Request) -> web.Response:
+        name = (req.query.get("reviewer") or req.query.get("rater") or self.reviewer or "").strip()
+        mine = self.db.answers(name) if name else {}
+        out = []
+        for i, it in enumerate(self.items):
+            d = it.to_json()
+            d.pop("meta")
+            d.pop("images")
+            d["image_urls"] = [f"image/{i}/{j}" for j in range(len(it.images))]
+            if self.has_box:
+                d["size"] = self.size_of(i)
+            out.append(d)
+        return web.json_response({"reviewer": name, "form": self.form.to_json(), "items": out,
+                                  "answers": {k: v for k, v in mine.items() if k in self.index}})
+
+    async def image(self, req: web.Request) -> web.StreamResponse:
+        try:
+            path = self.items[int(req.match_info["i"])].images[int(req.match_info["j"])]
+        except (ValueError, IndexError):
+            raise web.HTTPNotFound() from None
+        if not Path(path).is_file():
+            raise web.HTTPNotFound()
+        return web.FileResponse(path)
+
+    async def answer(self, req: web.Request) -> web.Response:
+        try:
+            body = await req.json()
+        except ValueError:
+            return _bad("expected a JSON object")
+        if not isinstance(body, dict):
+            return _bad("expected a JSON object")
+        name = body.get("reviewer", body.get("rater"))
+        item = body.get("item")
+        values = body.get("values")
+        if values is None and "field" in body:
+            if not isinstance(body["field"], str):
+                return _bad("field must be a string")
+            values = {body["field"]: body.get("value")}
+        if not isinstance(item, str) or item not in self.index:
+            return _bad(f"unknown item {item!r}"[:300])
+        try:
+            name = validate_reviewer(name)
+            needs_size = isinstance(values, dict) and any(f.kind == "box" and f.name in values for f in self.form.fields)
+            stored = self.db.record(name, item, values if isinstance(values, dict) else {},
+                                    self.size_of(self.index[item]) if needs_size else None)
+        except ValueError as exc:
+            return _bad(str(exc)[:500])
+        return web.json_response({"ok": True, "stored": stored, "done": self.db.done(name, self.keys),
+                                  "total": len(self.items)})
+
+    async def add_slash(self, req: web.Request) -> web.Response:
+        raise web.HTTPFound(f"/t/{self.token}/" + (f"?{req.query_string}" if req.query_string else ""))
+
+
+def _bad(msg: str) -> web.Response:
+    return web.json_response({"ok": False, "error": msg}, status=400)
+
+
 def make_review_app(items: Sequence[ReviewItem], db: ReviewDB, *, token: str, bind_host: str = "127.0.0.1",
                     reviewer: str | None = None) -> web.Application:
     """The aiohttp application reviewing ``items`` into ``db`` (whose form is used), reachable under
@@ -48,90 +128,18 @@ def make_review_app(items: Sequence[ReviewItem], db: ReviewDB, *, token: str, bi
     item keys or a store without a form."""
     if db.form is None:
         raise ValueError(f"{db.path}: the review store needs a form")
-    form = db.form
     keys = [it.key for it in items]
     if len(set(keys)) != len(keys):
         raise ValueError("duplicate item keys")
     db.add_items(items)
-    index = {it.key: i for i, it in enumerate(items)}
-    sizes: dict[int, tuple[int, int] | None] = {}
-    html = read_text(__package__, "web", "review.html")
-    has_box = any(f.kind == "box" for f in form.fields)
-
-    def size_of(i: int) -> tuple[int, int] | None:
-        if i not in sizes:
-            sizes[i] = _image_size(items[i].images[0]) if items[i].images else None
-        return sizes[i]
-
-    async def page(_req: web.Request) -> web.Response:
-        nonce = secrets.token_urlsafe(12)
-        resp = web.Response(text=html.replace("<script>", f'<script nonce="{nonce}">'), content_type="text/html")
-        resp.headers["Content-Security-Policy"] = csp_header(nonce)
-        return resp
-
-    async def api_items(req: web.Request) -> web.Response:
-        name = (req.query.get("reviewer") or req.query.get("rater") or reviewer or "").strip()
-        mine = db.answers(name) if name else {}
-        out = []
-        for i, it in enumerate(items):
-            d = it.to_json()
-            d.pop("meta")
-            d.pop("images")
-            d["image_urls"] = [f"image/{i}/{j}" for j in range(len(it.images))]
-            if has_box:
-                d["size"] = size_of(i)
-            out.append(d)
-        return web.json_response({"reviewer": name, "form": form.to_json(), "items": out,
-                                  "answers": {k: v for k, v in mine.items() if k in index}})
-
-    async def image(req: web.Request) -> web.StreamResponse:
-        try:
-            path = items[int(req.match_info["i"])].images[int(req.match_info["j"])]
-        except (ValueError, IndexError):
-            raise web.HTTPNotFound() from None
-        if not Path(path).is_file():
-            raise web.HTTPNotFound()
-        return web.FileResponse(path)
-
-    def bad(msg: str) -> web.Response:
-        return web.json_response({"ok": False, "error": msg}, status=400)
-
-    async def answer(req: web.Request) -> web.Response:
-        try:
-            body = await req.json()
-        except ValueError:
-            return bad("expected a JSON object")
-        if not isinstance(body, dict):
-            return bad("expected a JSON object")
-        name = body.get("reviewer", body.get("rater"))
-        item = body.get("item")
-        values = body.get("values")
-        if values is None and "field" in body:
-            if not isinstance(body["field"], str):
-                return bad("field must be a string")
-            values = {body["field"]: body.get("value")}
-        if not isinstance(item, str) or item not in index:
-            return bad(f"unknown item {item!r}"[:300])
-        try:
-            name = validate_reviewer(name)
-            needs_size = isinstance(values, dict) and any(
-                f.kind == "box" and f.name in values for f in form.fields)
-            stored = db.record(name, item, values if isinstance(values, dict) else {},
-                               size_of(index[item]) if needs_size else None)
-        except ValueError as exc:
-            return bad(str(exc)[:500])
-        return web.json_response({"ok": True, "stored": stored, "done": db.done(name, keys), "total": len(items)})
-
-    async def add_slash(req: web.Request) -> web.Response:
-        raise web.HTTPFound(f"/t/{token}/" + (f"?{req.query_string}" if req.query_string else ""))
-
+    h = _Handlers(items, db, token, reviewer)
     app = web.Application(middlewares=[guard_middleware(token, bind_host)], client_max_size=MAX_BODY)
-    app.router.add_get("/t/{token}", add_slash)
-    app.router.add_get("/t/{token}/", page)
-    app.router.add_get("/t/{token}/api/items", api_items)
-    app.router.add_get(r"/t/{token}/image/{i:\d+}/{j:\d+}", image)
-    app.router.add_post("/t/{token}/api/answer", answer)
-    app.router.add_post("/t/{token}/api/rate", answer)  # the first rating page's route
+    app.router.add_get("/t/{token}", h.add_slash)
+    app.router.add_get("/t/{token}/", h.page)
+    app.router.add_get("/t/{token}/api/items", h.api_items)
+    app.router.add_get(r"/t/{token}/image/{i:\d+}/{j:\d+}", h.image)
+    app.router.add_post("/t/{token}/api/answer", h.answer)
+    app.router.add_post("/t/{token}/api/rate", h.answer)  # the first rating page's route
     return app
 
 

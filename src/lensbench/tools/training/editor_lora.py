@@ -131,43 +131,20 @@ def train_editor_lora(pairs: list[EditPair], settings: EditorTrainSettings) -> d
     peft = require("peft", "train", "training an editor LoRA")
     tu = require("diffusers.training_utils", "train", "training an editor LoRA")
     out = Path(s.out)
-    cpu = s.device == "cpu" or (s.device == "auto" and not torch.cuda.is_available())
-    mp = "no" if cpu else s.mixed_precision
-    acc = accelerate.Accelerator(mixed_precision=mp, gradient_accumulation_steps=s.grad_accum, cpu=cpu,
-                                 project_dir=str(out))
-    accelerate.utils.set_seed(s.seed)
-    weight_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(mp, torch.float32)
+    acc, weight_dtype = _accelerator(s, out, torch, accelerate)
     pipe = load_editor(s, torch, diffusers, weight_dtype)
     pipe.to(acc.device)
     for m in (pipe.vae, pipe.text_encoder, pipe.transformer):
         m.requires_grad_(False)
     tr = pipe.transformer
-    try:
-        tr.add_adapter(peft.LoraConfig(r=s.rank, lora_alpha=s.alpha or s.rank, init_lora_weights="gaussian",
-                                       target_modules=list(s.targets)))
-    except ValueError as exc:
-        raise ConfigError(f"LoRA targets {s.targets} do not fit this transformer: {exc}") from None
-    if s.gradient_checkpointing:
-        tr.enable_gradient_checkpointing()
-    tu.cast_training_params([tr], dtype=torch.float32)
-    params = [p for p in tr.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=s.learning_rate)
-    gen = torch.Generator().manual_seed(s.seed)
-    loader = torch.utils.data.DataLoader(PairDataset(pairs, s.resolution), batch_size=s.batch_size, shuffle=True,
-                                         generator=gen, collate_fn=list)
-    per_epoch = max(1, -(-len(loader) // s.grad_accum))
-    total = s.max_steps if s.max_steps > 0 else max(1, round(s.epochs * per_epoch))
-    sched = diffusers.optimization.get_scheduler("constant", optimizer=opt)
+    params = _add_lora(tr, s, torch, peft, tu)
+    opt, loader, sched, total = _optimiser(pairs, params, s, torch, diffusers)
     tr, opt, loader, sched = acc.prepare(tr, opt, loader, sched)
     noise_sched = diffusers.FlowMatchEulerDiscreteScheduler.from_config(pipe.scheduler.config)
     ckpts = out / "checkpoints"
-    step, resumed = 0, None
-    if s.resume and ckpts.is_dir():
-        found = sorted((d for d in ckpts.iterdir() if d.name.startswith("checkpoint-")), key=lambda d: int(d.name[11:]))
-        if found:
-            resumed = str(found[-1])
-            acc.load_state(resumed)
-            step = int(found[-1].name[11:])
+    resumed, step = _latest_checkpoint(ckpts) if s.resume else (None, 0)
+    if resumed is not None:
+        acc.load_state(resumed)
     log = JsonlLog(out / "train_log.jsonl")
     losses: list[float] = []
     meter = Meter().start()
@@ -198,6 +175,52 @@ def train_editor_lora(pairs: list[EditPair], settings: EditorTrainSettings) -> d
     m = meter.stop(samples=n_seen)
     return _save(pipe, acc, tr, peft, tu, s, out, {"steps": step, "losses": losses, "resumed_from": resumed,
                                                    "n_pairs": len(pairs), "device": str(acc.device), **m}, log)
+
+
+def _accelerator(s: EditorTrainSettings, out: Path, torch, accelerate):
+    """``(accelerate.Accelerator, weight dtype)`` for ``s`` (CPU when asked or without CUDA: no mixed precision),
+    the seed set."""
+    cpu = s.device == "cpu" or (s.device == "auto" and not torch.cuda.is_available())
+    mp = "no" if cpu else s.mixed_precision
+    acc = accelerate.Accelerator(mixed_precision=mp, gradient_accumulation_steps=s.grad_accum, cpu=cpu,
+                                 project_dir=str(out))
+    accelerate.utils.set_seed(s.seed)
+    return acc, {"bf16": torch.bfloat16, "fp16": torch.float16}.get(mp, torch.float32)
+
+
+def _optimiser(pairs: list[EditPair], params: list, s: EditorTrainSettings, torch, diffusers):
+    """``(optimiser, seeded shuffling data loader, constant LR scheduler, total optimiser steps)``: ``max_steps``,
+    else ``epochs`` over the loader's accumulated steps."""
+    opt = torch.optim.AdamW(params, lr=s.learning_rate)
+    gen = torch.Generator().manual_seed(s.seed)
+    loader = torch.utils.data.DataLoader(PairDataset(pairs, s.resolution), batch_size=s.batch_size, shuffle=True,
+                                         generator=gen, collate_fn=list)
+    per_epoch = max(1, -(-len(loader) // s.grad_accum))
+    total = s.max_steps if s.max_steps > 0 else max(1, round(s.epochs * per_epoch))
+    return opt, loader, diffusers.optimization.get_scheduler("constant", optimizer=opt), total
+
+
+def _add_lora(tr, s: EditorTrainSettings, torch, peft, tu) -> list:
+    """Add the LoRA adapter (rank, alpha, targets of ``s``) to the transformer ``tr``, with gradient checkpointing
+    when asked; returns the trainable parameters (kept in float32). Raises ConfigError when the targets match
+    no module."""
+    try:
+        tr.add_adapter(peft.LoraConfig(r=s.rank, lora_alpha=s.alpha or s.rank, init_lora_weights="gaussian",
+                                       target_modules=list(s.targets)))
+    except ValueError as exc:
+        raise ConfigError(f"LoRA targets {s.targets} do not fit this transformer: {exc}") from None
+    if s.gradient_checkpointing:
+        tr.enable_gradient_checkpointing()
+    tu.cast_training_params([tr], dtype=torch.float32)
+    return [p for p in tr.parameters() if p.requires_grad]
+
+
+def _latest_checkpoint(ckpts: Path) -> tuple[str | None, int]:
+    """The newest ``checkpoint-<step>`` folder under ``ckpts`` and its step, or ``(None, 0)``."""
+    if not ckpts.is_dir():
+        return None, 0
+    found = sorted((d for d in ckpts.iterdir() if d.name.startswith("checkpoint-")), key=lambda d: int(d.name[11:]))
+    return (str(found[-1]), int(found[-1].name[11:])) if found else (None, 0)
 
 
 def flow_matching_loss(pipe, transformer, batch: list[dict[str, Any]], s: EditorTrainSettings, noise_sched, device,

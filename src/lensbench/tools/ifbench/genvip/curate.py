@@ -36,7 +36,7 @@ import numpy as np
 from PIL import Image
 
 from lensbench.core.errors import ConfigError
-from lensbench.tools.genvip.editors import list_images
+from lensbench.tools.ifbench.genvip.editors import list_images
 from lensbench.core.extras import require
 
 __all__ = ["find_pairs", "edge_dice", "mean_brightness", "phash", "hamming", "PHashEmbedder", "DinoEmbedder",
@@ -255,6 +255,41 @@ class CurateSettings:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def _screen(row: dict[str, Any], ir: Path, rgb: Path, s: CurateSettings, embedder,
+            vlm_check: Callable[[Path, Path], bool] | None) -> bool:
+    """The per-pair filters of Sec. 4.2 in order (resolution, brightness, edge Dice, the optional VLM check, near
+    duplicates of the benchmark's images), measurements written into ``row``; False with ``row["reason"]`` set
+    for the first that fails (``unreadable`` for a file that cannot be read)."""
+    try:
+        with Image.open(ir) as a, Image.open(rgb) as b:
+            row["ir_size"], row["rgb_size"] = list(a.size), list(b.size)
+        if min(row["ir_size"] + row["rgb_size"]) < s.min_side:
+            row["reason"] = "resolution"
+            return False
+        row["rgb_brightness"] = round(mean_brightness(rgb), 3)
+        if row["rgb_brightness"] < s.min_brightness:
+            row["reason"] = "too_dark"
+            return False
+        row["edge_dice"] = round(edge_dice(_gray(ir, 1024), _gray(rgb, 1024), size=s.edge_size, low=s.canny_low,
+                                           high=s.canny_high, tolerance_px=s.edge_tolerance_px), 5)
+        if row["edge_dice"] < s.min_dice:
+            row["reason"] = "edge_dice"
+            return False
+        if vlm_check is not None and not vlm_check(ir, rgb):
+            row["reason"] = "vlm_check"
+            return False
+        dist, dup = embedder.nearest(ir)
+        row["dup_score"] = dist
+        if dup:
+            row["reason"] = "near_duplicate"
+            return False
+    except OSError as exc:
+        row["reason"] = "unreadable"
+        row["error"] = f"{type(exc).__name__}: {exc}"
+        return False
+    return True
+
+
 def curate(pairs: Sequence[tuple[Path, Path]], benchmark_images: Sequence[Path], out: Path, s: CurateSettings, *,
            embedder=None, vlm_check: Callable[[Path, Path], bool] | None = None,
            features: Callable[[Path], np.ndarray] = rgb_features) -> dict[str, Any]:
@@ -274,34 +309,8 @@ def curate(pairs: Sequence[tuple[Path, Path]], benchmark_images: Sequence[Path],
     for ir, rgb in pairs:
         row: dict[str, Any] = {"ir": str(ir), "rgb": str(rgb), "kept": False, "reason": None}
         rows.append(row)
-        try:
-            with Image.open(ir) as a, Image.open(rgb) as b:
-                row["ir_size"], row["rgb_size"] = list(a.size), list(b.size)
-            if min(row["ir_size"] + row["rgb_size"]) < s.min_side:
-                row["reason"] = "resolution"
-                continue
-            row["rgb_brightness"] = round(mean_brightness(rgb), 3)
-            if row["rgb_brightness"] < s.min_brightness:
-                row["reason"] = "too_dark"
-                continue
-            row["edge_dice"] = round(edge_dice(_gray(ir, 1024), _gray(rgb, 1024), size=s.edge_size, low=s.canny_low,
-                                               high=s.canny_high, tolerance_px=s.edge_tolerance_px), 5)
-            if row["edge_dice"] < s.min_dice:
-                row["reason"] = "edge_dice"
-                continue
-            if vlm_check is not None and not vlm_check(ir, rgb):
-                row["reason"] = "vlm_check"
-                continue
-            dist, dup = embedder.nearest(ir)
-            row["dup_score"] = dist
-            if dup:
-                row["reason"] = "near_duplicate"
-                continue
-        except OSError as exc:
-            row["reason"] = "unreadable"
-            row["error"] = f"{type(exc).__name__}: {exc}"
-            continue
-        survivors.append(len(rows) - 1)
+        if _screen(row, ir, rgb, s, embedder, vlm_check):
+            survivors.append(len(rows) - 1)
     if survivors:
         feats = np.stack([features(Path(rows[i]["rgb"])) for i in survivors])
         ks = tuple(k for k in s.ks if k > 0) or (1,)

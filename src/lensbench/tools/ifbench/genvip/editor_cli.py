@@ -23,7 +23,7 @@ SetOpt = set_option("rank, epochs, batch_size, resolution, learning_rate, max_st
 
 
 def _pairs(manifest: Optional[Path], metadata: Optional[Path], base: Optional[Path]):
-    from lensbench.tools.genvip.editor_data import pairs_from_manifest, read_diffsynth_metadata
+    from lensbench.tools.ifbench.genvip.editor_data import pairs_from_manifest, read_diffsynth_metadata
 
     if bool(manifest) == bool(metadata):
         raise ConfigError("give exactly one of --manifest (genvip curate) and --metadata (DiffSynth-Studio JSON)")
@@ -37,7 +37,7 @@ def metadata_cmd(manifest: Annotated[Path, typer.Option("--manifest", help="genv
                  empty_prompt: Annotated[bool, typer.Option("--empty-prompt", help="write prompt \"\" as the release")] = False
                  ) -> None:
     """Write the curated pairs as DiffSynth-Studio training metadata (train there instead)."""
-    from lensbench.tools.genvip.editor_data import pairs_from_manifest, write_diffsynth_metadata
+    from lensbench.tools.ifbench.genvip.editor_data import pairs_from_manifest, write_diffsynth_metadata
 
     try:
         pairs = pairs_from_manifest(manifest)
@@ -105,8 +105,8 @@ def loop_cmd(lora: Annotated[Path, typer.Option("--lora", help="the trained LoRA
     Text) and vanilla (IF), and print Tab. 5 with the paper's rows."""
     from lensbench.api import run
     from lensbench.benchmarks.ifbench.data import load_questions
-    from lensbench.tools.genvip.editor_table import render_editor_table
-    from lensbench.tools.genvip.editors import make_editor, translate_folder
+    from lensbench.tools.ifbench.genvip.editor_table import render_editor_table
+    from lensbench.tools.ifbench.genvip.editors import make_editor, translate_folder
 
     ev = {k: v for k, v in (("limit", limit), ("max_tokens", max_tokens), ("judge_model", judge_model)) if v is not None}
     try:
@@ -133,7 +133,7 @@ def table_cmd(runs: Annotated[list[Path], typer.Argument(help="IF-Bench run fold
               fmt: Annotated[str, typer.Option("--format", help="md | csv")] = "md") -> None:
     """Tab. 5 of IF-Bench runs with an Editor column, the paper's rows beside ours."""
     from lensbench.api import load_run
-    from lensbench.tools.genvip.editor_table import render_editor_table
+    from lensbench.tools.ifbench.genvip.editor_table import render_editor_table
 
     try:
         typer.echo(render_editor_table([load_run(r).result for r in runs], fmt))

@@ -3,6 +3,6 @@ curation pipeline of Sec. 4.2. The evaluation side (input configurations of Tab.
 :mod:`lensbench.benchmarks.ifbench`; the commands are ``lensbench genvip translate|curate``.
 """
 
-from lensbench.tools.genvip.editors import EDIT_PROMPT, EditError, ImageEditor, make_editor, translate_folder
+from lensbench.tools.ifbench.genvip.editors import EDIT_PROMPT, EditError, ImageEditor, make_editor, translate_folder
 
 __all__ = ["EDIT_PROMPT", "EditError", "ImageEditor", "make_editor", "translate_folder"]

@@ -32,7 +32,7 @@ def translate_cmd(
     limit: Annotated[Optional[int], typer.Option("--limit", help="translate only the first N images")] = None,
 ) -> None:
     """Translate every image of --images into --out with an editor (resumable; failures listed)."""
-    from lensbench.tools.genvip.editors import make_editor, translate_folder
+    from lensbench.tools.ifbench.genvip.editors import make_editor, translate_folder
 
     try:
         ed = make_editor(editor, base_url=base_url, api_key_env=api_key_env, lora=lora, steps=steps, seed=seed, size=size)
@@ -64,8 +64,8 @@ def curate_cmd(
     seed: Annotated[int, typer.Option("--seed", help="k-means and sampling seed")] = 0,
 ) -> None:
     """Filter, de-duplicate, cluster and balance-sample RGB-T pairs (Sec. 4.2); writes a manifest."""
-    from lensbench.tools.genvip.curate import CurateSettings, DinoEmbedder, PHashEmbedder, curate, find_pairs
-    from lensbench.tools.genvip.editors import list_images
+    from lensbench.tools.ifbench.genvip.curate import CurateSettings, DinoEmbedder, PHashEmbedder, curate, find_pairs
+    from lensbench.tools.ifbench.genvip.editors import list_images
 
     try:
         ks = tuple(int(x) for x in clusters.split(",") if x.strip())
