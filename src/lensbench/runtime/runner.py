@@ -35,14 +35,15 @@ from lensbench.runtime.checks import check_earlier_run, check_out_dir, recover_m
 from lensbench.core.writes import WriteFailed
 from lensbench.runtime.preflight import (check_key_env, check_run_requirements, check_same_settings, judge_flags,
                                          run_requirements)
-from lensbench.runtime.folder import MANIFEST, RESULT, load_result, write_json, write_samples
+from lensbench.report.runs import MANIFEST, RESULT
+from lensbench.runtime.folder import write_json, write_samples
 from lensbench.runtime.interrupt import run_async
 from lensbench.runtime.lock import RunLock
 from lensbench.runtime.store import RunStore
 from lensbench.runtime.session import EndpointSettings, Session, build_backend
 from lensbench.runtime.shards import select_shard
 
-__all__ = ["RunSettings", "run_benchmark", "arun_benchmark", "build_backends", "load_result"]
+__all__ = ["RunSettings", "run_benchmark", "arun_benchmark", "build_backends"]
 
 
 def _fingerprint(samples: list[Any]) -> str:
