@@ -2,7 +2,7 @@
 the multi-benchmark leaderboard behind ``lensbench report`` (:func:`leaderboard_report`).
 
 Mounted on the main app by :func:`register`. The reports are assembled in :mod:`lensbench.report.assemble`;
-this module hands them the benchmark registry (:func:`catalogue`) and writes or serves the result.
+this module hands them the benchmark registry (:func:`report_catalogue`) and writes or serves the result.
 Everything is read from run folders; nothing is sent to a model.
 """
 
@@ -28,13 +28,13 @@ SEED_HELP = "seed of the resampling (recorded beside every CI)"
 if TYPE_CHECKING:
     from lensbench.report.assemble import Catalogue
 
-__all__ = ["register", "leaderboard_report", "view", "compare", "catalogue", "write_viewer", "RESAMPLES_HELP",
+__all__ = ["register", "leaderboard_report", "view", "compare", "report_catalogue", "write_viewer", "RESAMPLES_HELP",
            "SEED_HELP"]
 
 console = make_console(soft_wrap=True)
 
 
-def catalogue() -> "Catalogue":
+def report_catalogue() -> "Catalogue":
     """The benchmarks as report assembly asks for them (their summary tables with the paper's numbers, their
     default options), from the benchmark registry."""
     from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
@@ -55,7 +55,7 @@ def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bo
 
     if out is not None:
         check_out_file(out)
-    html, images, runs = viewer_page(run_dirs, catalogue(), embed=embed, figures=figures, compare=compare,
+    html, images, runs = viewer_page(run_dirs, report_catalogue(), embed=embed, figures=figures, compare=compare,
                                      n_resamples=n_resamples, seed=seed, max_thumbs=max_thumbs, chunk=chunk,
                                      warn=lambda msg: warn(msg, console))
     if out is not None:
@@ -125,7 +125,7 @@ def leaderboard_report(run_dirs: Sequence[str | Path], fmt: str = "md", *, n_res
     Raises ValueError for an unknown ``fmt``."""
     from lensbench.report.assemble import leaderboard_text
 
-    return leaderboard_text(run_dirs, fmt, catalogue(), n_resamples=n_resamples, seed=seed)
+    return leaderboard_text(run_dirs, fmt, report_catalogue(), n_resamples=n_resamples, seed=seed)
 
 
 def register(app: typer.Typer) -> None:
