@@ -43,7 +43,7 @@ class Backend(ABC):
 
     ``fingerprint`` identifies the model and every setting that changes what it is sent (it
     enters each request's key). :meth:`generate` returns a :class:`Completion` or raises
-    :class:`lensbench.errors.TransportError` (``retryable`` set) for a failed call.
+    :class:`~lensbench.core.errors.TransportError` (``retryable`` set) for a failed call.
     """
 
     fingerprint: str = ""

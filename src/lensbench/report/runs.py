@@ -98,8 +98,8 @@ class LoadedRun:
     """One run folder as read: ``result`` / ``records`` are None when missing or unreadable.
 
     ``benchmark`` and ``model`` come from ``result.json``, else from ``run.json``, else ``"?"``.
-    ``finished``: result.json present and complete; ``problems``: one sentence per defect;
-    ``records_note``: why records are unusable (e.g. an old-format line), or None.
+    ``finished``: result.json present and complete; ``problems``: one sentence per defect (also why
+    the records are unusable, e.g. an old-format line); ``records_loaded``: ``samples.jsonl`` was read.
     """
 
     path: Path

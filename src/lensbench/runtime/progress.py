@@ -1,6 +1,6 @@
 """Progress of the engine: a rich bar on a terminal, plain lines every N seconds elsewhere (SLURM, nohup).
 
-Both show done/total, rate, errors and ETA; :meth:`Progress.note` shows a passing status such as
+Both show done/total, rate, errors and ETA; :meth:`NullProgress.note` shows a passing status such as
 ``waiting 30 s (Retry-After from http://host/v1)``. Before the first reply of a phase there is
 no rate, so the ETA reads ``ETA unknown`` (never ``nan``). Many runs in one process (``lensbench
 eval``) share one display: :mod:`lensbench.runtime.matrix_progress`.
