@@ -172,6 +172,8 @@ class Engine:
     # ------------------------------------------------------------------ one phase
     async def _phase(self, batches: AsyncIterable[Sequence[Request]], label: str,
                      total: int | None) -> dict[str, StoredResponse]:
+        """One phase (see the module docstring): the feed and the workers as tasks of one :class:`Phase`,
+        then every request's reply: answered now, read back from the store, or "not sent"."""
         lab = self.stats.by_label.setdefault(label, {"unique": 0, "cached": 0, "sent": 0, "errors": 0})
         ph = Phase(label, lab, total, window=max(16, 2 * self.concurrency), backends=self.backends)
         t0 = time.perf_counter()
