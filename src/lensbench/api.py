@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import types
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +26,8 @@ from pydantic import BaseModel, ValidationError
 
 from lensbench.benchmarks.registry import get_benchmark
 from lensbench.core.errors import ConfigError, LensbenchError
-from lensbench.core.records import SampleRecord
 from lensbench.core.results import RunResult
-from lensbench.runtime.folder import iter_samples, read_manifest
+from lensbench.report.runs import LoadedRun, iter_samples, read_manifest
 from lensbench.runtime.rebuild import load_or_rebuild
 from lensbench.runtime.runner import run_benchmark
 from lensbench.runtime.settings import RunSettings
@@ -96,14 +95,10 @@ def run(benchmark: str, *, model: str, out: str | Path, data_dir: str | Path | N
 
 
 @dataclass
-class Run:
-    """A run folder read back: ``result`` (metrics, counts), ``manifest`` (run.json) and ``records``
-    (one :class:`SampleRecord` per scored unit, in order)."""
-
-    path: Path
-    result: RunResult
-    manifest: dict[str, Any] = field(default_factory=dict)
-    records: list[SampleRecord] = field(default_factory=list)
+class Run(LoadedRun):
+    """A run folder read back whole: ``result`` (metrics, counts), ``manifest`` (run.json) and
+    ``records`` (one :class:`~lensbench.core.records.SampleRecord` per scored unit, in order). A
+    :class:`~lensbench.report.runs.LoadedRun`, so it goes into the leaderboard and ``compare`` as it is."""
 
     def table(self, fmt: str = "md", with_paper: bool = False) -> str:
         """The benchmark's report tables for this run (as ``lensbench report``)."""
@@ -117,4 +112,4 @@ def load_run(path: str | Path) -> Run:
     """
     p = Path(path)
     result = load_or_rebuild(p)
-    return Run(path=p, result=result, manifest=read_manifest(p) or {}, records=list(iter_samples(p)))
+    return Run(p, manifest=read_manifest(p) or {}, result=result, records=list(iter_samples(p)), records_loaded=True)

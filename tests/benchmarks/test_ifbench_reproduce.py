@@ -96,9 +96,9 @@ def _score(dims):
 
 
 def _load(path):
-    from lensbench.report.runs import load_run
+    from lensbench.report.runs import read_run
 
-    return load_run(path).records
+    return read_run(path).records
 
 
 @pytest.mark.parametrize(("sid", "row", "strict"), [("Tab. 2", "Qwen2.5-VL-7B", False), ("Tab. 7", "Qwen2.5-VL-7B", True),

@@ -60,9 +60,9 @@ def rep(runs):
 
 
 def _load(path):
-    from lensbench.report.runs import load_run
+    from lensbench.report.runs import read_run
 
-    return load_run(path).records
+    return read_run(path).records
 
 
 def test_table2_cells(rep, runs):

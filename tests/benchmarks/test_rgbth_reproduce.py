@@ -82,9 +82,9 @@ def _s_items(records, skills):
 
 @pytest.mark.parametrize("run", ["a", "b"])
 def test_table3_cells_against_independent_bootstrap(rep, runs, run):
-    from lensbench.report.runs import load_run
+    from lensbench.report.runs import read_run
 
-    recs = load_run(runs / run).records
+    recs = read_run(runs / run).records
     row = {"a": "InternVL2.5-8B", "b": "Qwen2.5-VL-7B-Instruct"}[run]  # b: matched after its org prefix
     pub = next(p for p in paper_rows() if p["model"] == row)
     cells = [c for c in cells_of(rep, "Tab. 3") if c.row.endswith(f"({run}) = {row}")]
@@ -148,13 +148,13 @@ def test_refusal_rule_answers_and_errors_are_not_fails():
 
 
 def test_claims_tested_with_holm(rep, runs):
-    from lensbench.report.runs import load_run
+    from lensbench.report.runs import read_run
 
     c1 = claim(rep, "C1")
     subjects = [t.subject for t in c1.tests]
     assert len(c1.tests) == 8 and not any("(d)" in s for s in subjects)  # d ran another input
     assert any("(d) left out: input=rgb-only" in n for n in c1.notes)
-    recs = load_run(runs / "a").records
+    recs = read_run(runs / "a").records
     t = next(t for t in c1.tests if "(a)" in t.subject and "QAcc" in t.subject)
     qa = cluster_ci(_q_items(recs, GROUP_SKILLS[RGB_TXT]), macro(GROUP_SKILLS[RGB_TXT]), b=10)[0]
     qt = cluster_ci(_q_items(recs, GROUP_SKILLS[RGB_TH_TXT]), macro(GROUP_SKILLS[RGB_TH_TXT]), b=10)[0]
@@ -178,15 +178,15 @@ def test_claims_tested_with_holm(rep, runs):
 
 
 def test_necessity_flags(rep, runs):
-    from lensbench.report.runs import load_run
+    from lensbench.report.runs import read_run
 
-    base = [r for r in load_run(runs / "d").records if r.labels["group"] == RGB_TH_TXT]
+    base = [r for r in read_run(runs / "d").records if r.labels["group"] == RGB_TH_TXT]
     flags = [f for f in rep.flags if f["baseline"] == "no thermal"]
     assert len(flags) == len(base) == 29 * 7 * 4
     assert sum(f["answerable"] for f in flags) == sum(r.outcome == "correct" for r in base)
     row = next(r for s in rep.sections if s.id == "Necessity" for r in s.rows)
     assert row[0] == "no thermal" and row[1].endswith("(a)") and row[2].endswith("(d)")
-    a = {r.sample_id: r for r in load_run(runs / "a").records}
+    a = {r.sample_id: r for r in read_run(runs / "a").records}
     yes = [f["sample_id"] for f in flags if f["answerable"]]
     assert row[8] == pytest.approx(100.0 * sum(a[s].outcome == "correct" for s in yes) / len(yes))
     assert any("blind (without any image): no baseline run" in n for n in rep.needs)

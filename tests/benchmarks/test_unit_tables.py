@@ -13,7 +13,7 @@ from lensbench.benchmarks.crafting import Crafter
 from lensbench.benchmarks.registry import get_benchmark
 from lensbench.core.records import SampleRecord
 from lensbench.report.leaderboard import build_leaderboard
-from lensbench.report.runs import load_run
+from lensbench.report.runs import read_run
 from lensbench.scoring.intervals import interval_block
 from lensbench.testing.runs import write_run
 
@@ -66,7 +66,7 @@ def test_grounding_rej_headline_is_the_macro_average_with_a_ci(tmp_path):
     doc = json.loads((run / "result.json").read_text())
     doc["ci"] = interval_block(cls.unit_tables(recs), cls.cluster)
     (run / "result.json").write_text(json.dumps(doc))
-    lb = build_leaderboard([load_run(run)], n_resamples=200)
+    lb = build_leaderboard([read_run(run)], n_resamples=200)
     head = [c for c in lb.cells if c.headline]
     assert [(c.benchmark, c.metric, c.category, c.value) for c in head] == [
         ("grounding-rej", "Acc@0.5", "Macro_Average", 50.0)]

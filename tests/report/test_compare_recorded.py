@@ -20,7 +20,7 @@ import pytest
 
 from lensbench.benchmarks.rgbth.benchmark import RGBThBench
 from lensbench.report.compare import compare_runs, render_comparison
-from lensbench.report.runs import load_run
+from lensbench.report.runs import read_run
 from lensbench.runtime.runner import RunSettings, run_benchmark
 
 GROUP = {"Scene": "RGB-Txt", "ObjPr": "RGB-Txt", "Attr": "RGB-Txt", "LocIm": "RGB-Txt", "SpRel": "RGB-Txt",
@@ -95,7 +95,7 @@ def _p_value(A, B, N):
 
 
 def test_every_category_agrees_with_an_independent_scene_permutation_test(pair):
-    cmp = compare_runs(load_run(pair[0]), load_run(pair[1]), n_resamples=N_RESAMPLES, seed=0)
+    cmp = compare_runs(read_run(pair[0]), read_run(pair[1]), n_resamples=N_RESAMPLES, seed=0)
     cells = _cells(_records(pair[0]), _records(pair[1]))
     rows = {(r["metric"], r["category"]): r for r in cmp.rows}
     assert len(rows) == 2 * 17
@@ -132,12 +132,12 @@ _CACHE: dict = {}
 def _two_thousand(pair):
     """The default comparison (2,000 resamples), made once."""
     if "rows" not in _CACHE:
-        _CACHE["rows"] = compare_runs(load_run(pair[0]), load_run(pair[1]), n_resamples=2000, seed=0).rows
+        _CACHE["rows"] = compare_runs(read_run(pair[0]), read_run(pair[1]), n_resamples=2000, seed=0).rows
     return _CACHE["rows"]
 
 
 def test_itself_p_one_everywhere_and_swapped_the_same_p(pair):
-    a, b = load_run(pair[0]), load_run(pair[1])
+    a, b = read_run(pair[0]), read_run(pair[1])
     same = compare_runs(a, a)
     assert all(r["p_value"] == 1.0 and r["diff"] == 0 for r in same.rows)
     ab, ba = compare_runs(a, b).rows, compare_runs(b, a).rows
@@ -159,7 +159,7 @@ def test_each_side_scored_as_its_own_result(rgbth_data, tmp_path):
                                RunSettings(model=f"replay:{files / f'benchmark_results_{m}_thermal_only.json'}",
                                            out=tmp_path / m, data_dir=rgbth_data, progress=False))
     assert res["gpt-5"].counts["n_units_scored"] == res["qwen3-vl-plus"].counts["n_units_scored"] == 318
-    cmp = compare_runs(load_run(tmp_path / "gpt-5"), load_run(tmp_path / "qwen3-vl-plus"), n_resamples=200)
+    cmp = compare_runs(read_run(tmp_path / "gpt-5"), read_run(tmp_path / "qwen3-vl-plus"), n_resamples=200)
     for r in cmp.rows:
         assert r["a"] == pytest.approx(res["gpt-5"].metrics[r["metric"]][r["category"]], abs=1e-9)
         assert r["b"] == pytest.approx(res["qwen3-vl-plus"].metrics[r["metric"]][r["category"]], abs=1e-9)

@@ -10,7 +10,7 @@ import pytest
 
 from lensbench.report.compare import compare_runs, render_comparison
 from lensbench.report.leaderboard import TIDY_COLUMNS, build_leaderboard, render_leaderboard
-from lensbench.report.runs import load_run
+from lensbench.report.runs import read_run
 from lensbench.testing.runs import craft_run
 
 
@@ -35,7 +35,7 @@ def _hand_acc(run_dir):
 
 
 def test_leaderboard_rows_csv_and_unfinished(runs):
-    lb = build_leaderboard([load_run(d) for d in runs], n_resamples=400)
+    lb = build_leaderboard([read_run(d) for d in runs], n_resamples=400)
     md = render_leaderboard(lb, "md")
     assert "| model-a |" in md and "| model-b |" in md
     assert "unfinished" in md and "broken" in md and "missing" in md
@@ -58,13 +58,13 @@ def test_value_without_ci_when_records_disagree(tmp_path):
     doc = json.loads((d / "result.json").read_text())
     doc["metrics"]["Acc@0.5"]["Total"] = 12.5
     (d / "result.json").write_text(json.dumps(doc))
-    lb = build_leaderboard([load_run(d)], n_resamples=100)
+    lb = build_leaderboard([read_run(d)], n_resamples=100)
     cell = next(c for c in lb.cells if c.headline)
     assert cell.value == 12.5 and cell.ci_low is None and "no CI" in cell.note
 
 
 def test_compare_flips_and_deltas(runs):
-    a, b = load_run(runs[0]), load_run(runs[1])
+    a, b = read_run(runs[0]), read_run(runs[1])
     cmp = compare_runs(a, b, n_resamples=400)
     ra = {r.sample_id: r.outcome for r in a.records}
     rb = {r.sample_id: r.outcome for r in b.records}
@@ -84,13 +84,13 @@ def test_compare_flips_and_deltas(runs):
 
 def test_compare_refuses_two_benchmarks(runs):
     with pytest.raises(ValueError):
-        compare_runs(load_run(runs[0]), load_run(runs[2]))
+        compare_runs(read_run(runs[0]), read_run(runs[2]))
 
 
 def test_old_format_records_give_values_without_ci(tmp_path):
     d = craft_run(tmp_path / "old", "groundingme", "m", n=20)
     (d / "samples.jsonl").write_text('{"id": "gm0", "status": "correct"}\n', encoding="utf-8")
-    lb = build_leaderboard([load_run(d)], n_resamples=100)
+    lb = build_leaderboard([read_run(d)], n_resamples=100)
     cell = next(c for c in lb.cells if c.headline)
     assert cell.value is not None and cell.ci_low is None and "common shape" in cell.note
     assert "line 1 is not a sample record" in cell.note and "No CI" in render_leaderboard(lb, "md")

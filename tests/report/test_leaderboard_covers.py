@@ -14,7 +14,7 @@ from lensbench.core.errors import NOT_SENT
 from lensbench.core.records import SampleRecord
 from lensbench.report.compare import compare_runs, render_comparison
 from lensbench.report.leaderboard import build_leaderboard, render_leaderboard
-from lensbench.report.runs import load_run
+from lensbench.report.runs import read_run
 from lensbench.report.viewer.html import read_page_data
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 from lensbench.scoring.intervals import interval_block
@@ -64,7 +64,7 @@ def test_differently_configured_runs_are_named_columns_never_superseded(tmp_path
     assert {r["settings"] for r in rows if r["benchmark"] == "rgb-th-bench"} == {"", "input=thermal-only"}
     assert {r["settings"] for r in rows if r["benchmark"] == "if-bench"} == {"blind"}
     # without the registry's defaults (the Python API), the settings that differ between the runs are named
-    lb = build_leaderboard([load_run(d) for d in (paper, thermal)], n_resamples=100)
+    lb = build_leaderboard([read_run(d) for d in (paper, thermal)], n_resamples=100)
     assert {c.settings for c in lb.cells} == {"input=rgb+thermal", "input=thermal-only"}
 
 
@@ -119,7 +119,7 @@ def test_iv_bench_sweep_names_each_setting(tmp_path):
         {"frames": 4, "resolution": None, "label": "4f@native", "accuracy": {"Overall": acc4}},
         {"frames": 8, "resolution": None, "label": "8f@native", "accuracy": {"Overall": acc8}}]}
     write_run(d, "iv-bench", "m", recs + more, metrics)
-    lb = build_leaderboard([load_run(d)], n_resamples=200, all_categories=False)
+    lb = build_leaderboard([read_run(d)], n_resamples=200, all_categories=False)
     cells = {c.settings: c for c in lb.cells}
     assert set(cells) == {"4f@native", "8f@native"} and cells["8f@native"].value == 100.0
     assert cells["4f@native"].ci_low is not None and cells["4f@native"].ci_low < acc4 < cells["4f@native"].ci_high
@@ -129,18 +129,18 @@ def test_iv_bench_sweep_names_each_setting(tmp_path):
 def test_cis_are_read_from_result_json_when_drawn_the_same_way(tmp_path):
     d = craft_run(tmp_path / "r", "rgb-th-bench", "m", n=96, seed=4)
     recs = [SampleRecord.model_validate_json(x) for x in (d / "samples.jsonl").read_text().splitlines()]
-    fresh = build_leaderboard([load_run(d)], n_resamples=300)
+    fresh = build_leaderboard([read_run(d)], n_resamples=300)
     block = interval_block(unit_tables("rgb-th-bench", recs), "scene", n_resamples=300)
     cat = block["tables"]["QAcc"]["intervals"]["Overall"]
     block["tables"]["QAcc"]["intervals"]["Overall"] = [cat[0], -1.0, 101.0, cat[3], cat[4]]  # marked: read back
     _edit(d, result={"ci": block})
-    stored = build_leaderboard([load_run(d, with_records=False)], n_resamples=300)
+    stored = build_leaderboard([read_run(d, with_records=False)], n_resamples=300)
     q = next(c for c in stored.cells if c.metric == "QAcc" and c.category == "Overall")
     assert (q.ci_low, q.ci_high) == (-1.0, 101.0)
     for a, b in zip(fresh.cells, stored.cells):
         if (a.metric, a.category) != ("QAcc", "Overall"):
             assert (a.ci_low, a.ci_high, a.n) == (b.ci_low, b.ci_high, b.n)
-    other = build_leaderboard([load_run(d)], n_resamples=301)  # another design: resampled, not read
+    other = build_leaderboard([read_run(d)], n_resamples=301)  # another design: resampled, not read
     q = next(c for c in other.cells if c.metric == "QAcc" and c.category == "Overall")
     assert q.ci_low > -1.0
 
@@ -153,11 +153,11 @@ def test_one_resample_count_and_one_ci_note_in_report_view_and_compare(tmp_path)
     html, _images, _runs = write_viewer([a, b], None, figures=False)
     doc = read_page_data(html)
     assert note in doc["tables"]["_leaderboard"]
-    md = render_comparison(compare_runs(load_run(a), load_run(b)), "md")
+    md = render_comparison(compare_runs(read_run(a), read_run(b)), "md")
     assert doc["comparisons"][0]["ci_note"] in md and "2000 resamples" in doc["comparisons"][0]["ci_note"]
     viewer_rows = {(r["metric"], r["category"]): (r["low"], r["high"], r["p_value"]) for r in doc["comparisons"][0]["rows"]}
     cli_rows = {(r["metric"], r["category"]): (r["low"], r["high"], r["p_value"])
-                for r in compare_runs(load_run(a), load_run(b)).rows}
+                for r in compare_runs(read_run(a), read_run(b)).rows}
     assert viewer_rows == cli_rows
 
 
@@ -167,10 +167,10 @@ def test_compare_names_differing_protocol_settings(tmp_path):
     b = _edit(craft_run(tmp_path / "b", "rgb-th-bench", "m", n=96, seed=2),
               result={"options": {"input": "thermal-only", "include_extra_skills": False}},
               manifest={"generation_overrides": {"temperature": 0.7}})
-    md = render_comparison(compare_runs(load_run(a), load_run(b), n_resamples=200), "md")
+    md = render_comparison(compare_runs(read_run(a), read_run(b), n_resamples=200), "md")
     assert "differ in protocol settings" in md
     assert "input: rgb+thermal (A) vs thermal-only (B)" in md and "temperature: (not set) (A) vs 0.7 (B)" in md
-    same = compare_runs(load_run(a), load_run(a), n_resamples=200)
+    same = compare_runs(read_run(a), read_run(a), n_resamples=200)
     assert not any("protocol settings" in n for n in same.notes)
 
 

@@ -39,9 +39,9 @@ def _styled(seen, n_min=1):
 
 def test_viewer_figures(saved, tmp_path):
     from lensbench.report.figures import make_figures
-    from lensbench.report.runs import load_run
+    from lensbench.report.runs import read_run
 
-    runs = [load_run(craft_run(tmp_path / b, b, "m", n=24, seed=1)) for b in ("rgb-th-bench", "if-bench", "groundingme")]
+    runs = [read_run(craft_run(tmp_path / b, b, "m", n=24, seed=1)) for b in ("rgb-th-bench", "if-bench", "groundingme")]
     figs = make_figures(runs)
     assert len(figs) >= 4 and all(png.startswith(b"\x89PNG") for _t, png in figs)
     _styled(saved, len(figs))

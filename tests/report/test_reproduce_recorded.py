@@ -14,7 +14,7 @@ import pytest
 from lensbench.benchmarks.rgbth.benchmark import RGBThBench
 from lensbench.benchmarks.rgbth.reproduce import paper
 from lensbench.report.reproduce import VERDICTS, reproduce
-from lensbench.report.runs import load_run
+from lensbench.report.runs import read_run
 from lensbench.runtime.runner import RunSettings, run_benchmark
 
 DEFAULT = [("GLM", None), ("doubao1_6_nonthink", None), ("doubao1_6_think", None), ("smolvlm2_2_2B_instruct", None),
@@ -63,7 +63,7 @@ def test_every_table3_and_figure_cell_has_a_verdict(rep, recorded):
 def test_cells_are_the_runs_own_numbers(rep, recorded):
     cells = next(s for s in rep.sections if s.id == "Tab. 3").cells
     for d in recorded:
-        res = load_run(d).result
+        res = read_run(d).result
         for c in (c for c in cells if c.row.endswith(f"({d.name})")):
             group, metric = c.column.rsplit(" ", 1)
             assert c.value == pytest.approx(res.metrics[metric][group]), (d.name, c.column)

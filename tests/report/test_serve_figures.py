@@ -8,7 +8,7 @@ import pytest
 
 from lensbench.cli.view import write_viewer
 from lensbench.report.figures import make_figures
-from lensbench.report.runs import load_run
+from lensbench.report.runs import read_run
 from lensbench.report.viewer.html import read_page_data
 from lensbench.testing.runs import craft_run
 
@@ -40,7 +40,7 @@ def test_serve_page_and_images(tmp_path):
 
 def test_figures_for_each_benchmark(tmp_path):
     pytest.importorskip("matplotlib")
-    runs = [load_run(craft_run(tmp_path / b / m, b, m, n=48, seed=k))
+    runs = [read_run(craft_run(tmp_path / b / m, b, m, n=48, seed=k))
             for k, (b, m) in enumerate([("if-bench", "a"), ("if-bench", "b"), ("rgb-th-bench", "a"),
                                         ("groundingme", "a"), ("iv-bench", "a"), ("gobench", "a")])]
     figs = dict(make_figures(runs))

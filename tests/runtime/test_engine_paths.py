@@ -1,6 +1,6 @@
-"""The engine's three send paths held to one behaviour (issue 26, the safety net for issue 21's one send path).
+"""The engine's three ways of sending held to one behaviour (issue 26, the safety net for issue 21's one send path).
 
-Every test runs on each path, through the entry points a benchmark uses (:class:`RunContext`):
+Every test runs on each way, through the entry points a benchmark uses (:class:`RunContext`):
 
 * ``plain``: ``ctx.generate`` with a one-request backend (``batch_size == 1``);
 * ``batched``: ``ctx.generate`` with a backend that declares ``batch_size > 1`` (length-grouped batches);
@@ -9,8 +9,9 @@ Every test runs on each path, through the entry points a benchmark uses (:class:
 and asserts the same things: the :class:`EngineStats` counters (unique / cached / sent / ok / errors /
 retries) and ``by_label``, what is stored, the abort decisions (``abort_after``, ``refused_abort_after``,
 :class:`EndpointDown`), retry counts with ``max_retries`` (0 included), the Retry-After wait and its
-announcement, and the progress line's counts. Where a path behaves differently today, the test says so with a
-strict ``xfail`` naming the difference: the one-send-path rewrite turns it into a pass (then drop the mark).
+announcement, and the progress line's counts. Since issue 21 the three are options of one send path; these
+tests held it to the same behaviour when the batched path still ignored ``refused_abort_after`` and never announced
+a Retry-After wait, and the streamed progress line showed "0 cached" and left out the failure that aborted.
 
 The backend is scripted per request text (so the outcome of a request does not depend on which worker or
 batch sends it); ``asyncio.sleep`` is recorded, never waited.
@@ -35,15 +36,6 @@ from lensbench.runtime.store import RunStore
 
 PATHS = ["plain", "batched", "streamed"]
 URL = "http://gpu-7:8000/v1"
-
-
-def _diverges(path: str, *, on: str, why: str):
-    """``path`` as a parameter, strictly expected to fail when it is the path ``on`` (a known divergence)."""
-    return pytest.param(path, marks=pytest.mark.xfail(strict=True, reason=why)) if path == on else path
-
-
-def _paths(on: str, why: str) -> list:
-    return [_diverges(p, on=on, why=why) for p in PATHS]
 
 
 class Scripted(Backend):
@@ -239,10 +231,7 @@ def test_batched_abort_waits_for_the_whole_batch(harness):
     assert len(h.rows()) == 4 and h.engine.stats.errors == 4
 
 
-REFUSED_WHY = "the batch path does not count refused connections (refused_abort_after); it retries and stores errors"
-
-
-@pytest.mark.parametrize("path", _paths("batched", REFUSED_WHY))
+@pytest.mark.parametrize("path", PATHS)
 def test_refused_connections_abort_before_anything_is_stored(harness, path):
     h = harness(path, Scripted(default="refused"), concurrency=1,
                 retry=RetryPolicy(max_retries=6, base_delay_s=0.0, refused_abort_after=3))
@@ -272,10 +261,7 @@ def test_retry_after_is_waited_and_capped(harness, path, sleeps, retry_after, ca
     assert h.stats() == (3, 0, 4, 3, 0, 1)
 
 
-ANNOUNCE_WHY = "the batch path waits for a Retry-After without announcing it on the progress line"
-
-
-@pytest.mark.parametrize("path", _paths("batched", ANNOUNCE_WHY))
+@pytest.mark.parametrize("path", PATHS)
 def test_a_retry_after_wait_of_5_s_is_announced(harness, path, sleeps):
     h = harness(path, Scripted({"x": [5.0, "ok"]}), progress=True)
     out = h.send([req(0, "x")], label="main")
@@ -300,10 +286,7 @@ def test_progress_line_counts_done_and_errors(harness, path):
     assert (line["done"], line["errors"]) == (6, 2)  # 6 unique requests, of which 2 failed
 
 
-CACHED_WHY = "the streamed path's progress line counts cached replies as done but shows '0 cached'"
-
-
-@pytest.mark.parametrize("path", _paths("streamed", CACHED_WHY))
+@pytest.mark.parametrize("path", PATHS)
 def test_progress_line_shows_cached(harness, path):
     h = harness(path, Scripted(SCRIPT), progress=True)
     _prestore(h)
@@ -311,10 +294,7 @@ def test_progress_line_shows_cached(harness, path):
     assert h.progress_line()["cached"] == 1
 
 
-ABORT_LINE_WHY = "the streamed path aborts inside the reply's bookkeeping, before the progress line counts it"
-
-
-@pytest.mark.parametrize("path", _paths("streamed", ABORT_LINE_WHY))
+@pytest.mark.parametrize("path", PATHS)
 def test_progress_line_at_abort_counts_every_stored_failure(harness, path):
     h = harness(path, Scripted(default="fatal"), concurrency=1, abort_after=4, progress=True)
     with pytest.raises(EndpointDown):

@@ -48,7 +48,7 @@ class Backend(ABC):
 
     ``fingerprint`` identifies the model and every setting that changes what it is sent (it
     enters each request's key). :meth:`generate` returns a :class:`Completion` or raises
-    :class:`lensbench.errors.TransportError` (``retryable`` set) for a failed call.
+    :class:`~lensbench.core.errors.TransportError` (``retryable`` set) for a failed call.
     """
 
     fingerprint: str = ""
@@ -64,13 +64,16 @@ class Backend(ABC):
     async def generate_batch(self, requests: list[Request]) -> list[Completion | TransportError]:
         """Generate ``requests`` together; one result per request, in order: a Completion, or the
         TransportError that request failed with (``retryable`` set). Raising TransportError fails the
-        whole batch. Default: :meth:`generate` one after another."""
+        whole batch. Default: :meth:`generate` one after another; a refused connection ends the batch
+        (the endpoint is not listening: the requests after it get the same error without being sent)."""
         out: list[Completion | TransportError] = []
         for r in requests:
             try:
                 out.append(await self.generate(r))
             except TransportError as exc:
                 out.append(exc)
+                if exc.kind == "refused":
+                    return out + [exc] * (len(requests) - len(out))
         return out
 
     def prefetch(self, request: Request) -> None:

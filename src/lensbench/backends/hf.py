@@ -130,13 +130,6 @@ class HFBackend(Backend):
             raise ConfigError(f"hf:{self.source}: min_pixels / max_pixels given, but this model's image processor "
                               f"({type(ip).__name__}) has no pixel bounds")
 
-    def attach(self, model: Any, processor: Any) -> None:
-        """Use an already loaded model and processor (benchmarks, notebooks) instead of loading
-        from the spec's source; the fingerprint still describes the spec's checkpoint."""
-        with self._load_lock:
-            self._set_pixel_bounds(processor)
-            self._attach(model, processor)
-
     def _attach(self, model: Any, processor: Any) -> None:
         model.eval()
         tok = getattr(processor, "tokenizer", processor)

@@ -13,7 +13,7 @@ Server settings ride on the spec as a query string, e.g.
 Lifetime: the server starts on the first request (so a fully cached run never loads the
 model) and stops in :meth:`LlamaCppBackend.aclose`. The child also exits on its own when its
 stdin closes or this process dies (:mod:`lensbench.backends.launcher`). llama.cpp's log goes to a temporary file
-(:attr:`LlamaCppBackend.log_path`; its tail is quoted when the server fails to start).
+(``log_path`` of :class:`LlamaCppBackend`; its tail is quoted when the server fails to start).
 
 Install: ``pip install 'lensbench[llamacpp]'``. ``xllamacpp`` is imported only in the child
 process, never by the core.
@@ -115,7 +115,7 @@ class LlamaCppBackend(LaunchedServerBackend):
 
     ``fingerprint``: ``llamacpp:`` + :func:`gguf_identity` + the image encoding — never the port
     or the server settings that do not change replies. Requests, replies and failures are those
-    of :class:`OpenAIChatBackend`; a server that cannot start gives a non-retryable
+    of :class:`~lensbench.backends.openai_compat.OpenAIChatBackend`; a server that cannot start gives a non-retryable
     :class:`TransportError` carrying the tail of llama.cpp's log (start/stop:
     :class:`~lensbench.backends.launcher.LaunchedServerBackend`).
 

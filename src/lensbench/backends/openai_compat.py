@@ -4,7 +4,7 @@ Ollama, OpenAI, Gemini's and other APIs' compatible endpoints).
 Images are sent as base64 data URLs in the order the protocol gives; requests are spread
 over several ``--base-url`` endpoints by least outstanding requests, an endpoint that keeps
 failing set aside for a while (:mod:`lensbench.backends.endpoints`). Every failure becomes a
-:class:`~lensbench.errors.TransportError`: timeouts, refused/dropped connections, HTTP 429
+:class:`~lensbench.core.errors.TransportError`: timeouts, refused/dropped connections, HTTP 429
 (with Retry-After) and 5xx and malformed bodies are retryable; other 4xx are not. An empty answer
 (content ``""``, SPEC General rules) is not a failure: it is asked once more (a provider glitch
 answers the second time), then returned as the model's answer ``""`` (:meth:`OpenAIChatBackend.generate`).

@@ -5,7 +5,16 @@ A model is named by a spec ``PREFIX[:ARG]`` (``openai:gpt-4o``, ``replay:results
 factory ``make(arg, config) -> Backend`` inside it; the module is imported only when a spec
 with that prefix is built, so heavy optional dependencies load only when used.
 
-Adding a backend = one module in this package with a ``make`` function + one line below.
+Adding a backend = one module in this package with a ``make`` function + one line below. Another
+installed package adds one without editing lensbench, through the entry-point group
+``lensbench.backends`` (the way inspect's ``@modelapi`` extends inspect): its factory, marked with
+:func:`model_backend`, is named under the spec prefix in the package's metadata,
+
+    [project.entry-points."lensbench.backends"]
+    mymodel = "mypkg.backend:make"
+
+and ``--model mymodel:ARG`` builds it (the package is imported only then, or by ``lensbench list``).
+A built-in prefix is never taken over by a package.
 
 Model arguments (``--model-arg KEY=VALUE`` / ``-M``, ``model_args`` in an eval config; like
 lmms-eval's ``--model_args`` and inspect's ``-M``): a backend that takes them names its settings
@@ -17,14 +26,19 @@ where the backend validates them as any spec key. :func:`model_args_doc` lists e
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, urlencode
+
+from pydantic import BaseModel
 
 from lensbench.backends.base import Backend, BackendConfig
 from lensbench.core.configcheck import type_text
 from lensbench.core.errors import ConfigError
 
-__all__ = ["Provider", "PROVIDERS", "make_backend", "apply_model_args", "model_args_of", "model_args_doc"]
+__all__ = ["Provider", "PROVIDERS", "ENTRY_POINT_GROUP", "model_backend", "provider", "providers", "make_backend",
+           "apply_model_args", "model_args_of", "model_args_doc"]
 
 
 class Provider(NamedTuple):
@@ -60,23 +74,88 @@ PROVIDERS: dict[str, Provider] = {
 }
 
 
+#: the entry-point group through which other installed packages add model backends (``PREFIX = "module:make"``)
+ENTRY_POINT_GROUP = "lensbench.backends"
+
+
+def model_backend(*, help: str = "", args: type[BaseModel] | None = None) -> Callable:
+    """Mark ``make(arg: str, config: BackendConfig) -> Backend`` as the factory of a model backend that
+    another package adds through the ``lensbench.backends`` entry points (see the module docstring).
+
+    ``help``: one line for ``lensbench list``; ``args``: the pydantic model whose fields are the backend's
+    model arguments (``-M KEY=VALUE``, put on the spec's query string like the built-in ones). A factory
+    named in the entry points without this mark works too, with no help and no model arguments.
+    """
+    def mark(make: Callable) -> Callable:
+        make.lensbench_provider = Provider(f"{make.__module__}:{make.__qualname__}", help,
+                                           f"{args.__module__}:{args.__qualname__}" if args is not None else None)
+        return make
+
+    return mark
+
+
+def _installed() -> dict[str, EntryPoint]:
+    """Backends other packages add (prefix -> entry point); a built-in prefix is not taken over."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in PROVIDERS}
+
+
+def _load(ep: EntryPoint) -> Provider:
+    """The :class:`Provider` of an installed backend (its module imported). Raises ConfigError naming the
+    package when it cannot be loaded."""
+    try:
+        make = ep.load()
+    except Exception as exc:  # noqa: BLE001 - another package's import error, reported as a bad setting
+        dist = ep.dist.name if ep.dist is not None else "?"
+        raise ConfigError(f"model backend {ep.name!r} of the package {dist!r} cannot be loaded from {ep.value} "
+                          f"({type(exc).__name__}: {exc})") from None
+    return getattr(make, "lensbench_provider", None) or Provider(ep.value, f"(from {ep.value})")
+
+
+def provider(prefix: str) -> Provider | None:
+    """The provider of spec prefix ``prefix``: built in, or added by an installed package (None: neither).
+    Raises ConfigError when an installed one cannot be loaded."""
+    if prefix in PROVIDERS:
+        return PROVIDERS[prefix]
+    ep = _installed().get(prefix) if prefix else None
+    return _load(ep) if ep is not None else None
+
+
+def providers() -> dict[str, Provider]:
+    """Every provider: the built-in table, then the installed packages' backends (imported now) by prefix;
+    one that cannot be loaded says so in its help."""
+    out = dict(PROVIDERS)
+    for name, ep in sorted(_installed().items()):
+        try:
+            out[name] = _load(ep)
+        except ConfigError as exc:
+            out[name] = Provider(ep.value, f"cannot be loaded: {exc}")
+    return out
+
+
 def make_backend(spec: str, config: BackendConfig | None = None) -> Backend:
     """Build the backend for ``spec`` (``PREFIX[:ARG]``).
 
     Raises:
-        ConfigError: unknown prefix (lists the known ones) or a bad argument.
+        ConfigError: unknown prefix (lists the known ones), a bad argument, or an installed package's
+        backend that cannot be loaded or does not build a :class:`~lensbench.backends.base.Backend`.
     """
     prefix, _, arg = spec.partition(":")
-    prov = PROVIDERS.get(prefix)
+    prov = provider(prefix)
     if prov is None:
-        raise ConfigError(f"unknown model backend {prefix!r} in --model {spec!r}; known: {', '.join(sorted(PROVIDERS))}")
+        raise ConfigError(f"unknown model backend {prefix!r} in --model {spec!r}; known: "
+                          f"{', '.join(sorted([*PROVIDERS, *_installed()]))}")
     mod, _, fn = prov.target.partition(":")
-    return getattr(importlib.import_module(mod), fn)(arg, config or BackendConfig())
+    backend = getattr(importlib.import_module(mod), fn)(arg, config or BackendConfig())
+    if not isinstance(backend, Backend):
+        raise ConfigError(f"--model {spec!r}: {prov.target} returned {type(backend).__name__}, not a lensbench "
+                          "Backend (lensbench.backends.base.Backend)")
+    return backend
 
 
-def model_args_of(prefix: str) -> dict[str, Any] | None:
-    """The model-argument fields (name -> pydantic FieldInfo) of backend ``prefix``; None when it takes none."""
-    prov = PROVIDERS.get(prefix)
+def model_args_of(prefix: str, prov: Provider | None = None) -> dict[str, Any] | None:
+    """The model-argument fields (name -> pydantic FieldInfo) of backend ``prefix`` (whose provider ``prov`` is,
+    when already looked up); None when it takes none."""
+    prov = prov or provider(prefix)
     if prov is None or prov.args is None:
         return None
     mod, _, cls = prov.args.partition(":")
@@ -94,7 +173,7 @@ def apply_model_args(spec: str, args: list[str], flag: str = "--model-arg") -> s
     prefix, _, arg = spec.partition(":")
     known = model_args_of(prefix)
     if known is None:
-        takes = ", ".join(f"{p}:" for p, v in PROVIDERS.items() if v.args)
+        takes = ", ".join(f"{p}:" for p, v in providers().items() if v.args)
         raise ConfigError(f"{flag}: the {prefix}: backend takes no model arguments (backends that do: {takes})"
                           + ("; request fields go in --extra-body" if prefix == "openai" else ""))
     _src, sep, query = arg.partition("?")

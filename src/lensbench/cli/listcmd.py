@@ -26,7 +26,7 @@ def catalogue() -> dict[str, list[dict[str, Any]]]:
     send to a judge, or None), ``demo`` (``lensbench data demo`` has a data set), ``data``
     (downloaded / demo / present / empty / missing), ``data_dir``) and per backend (``prefix``,
     ``help``, ``model_args``: the ``-M`` keys)."""
-    from lensbench.backends.providers import PROVIDERS, model_args_of
+    from lensbench.backends.providers import model_args_of, providers
     from lensbench.benchmarks.base import Benchmark
     from lensbench.benchmarks.registry import all_benchmarks
     from lensbench.core.datahome import data_status, default_data_dir
@@ -37,8 +37,8 @@ def catalogue() -> dict[str, list[dict[str, Any]]]:
                         "sample_unit": cls.sample_unit, "headline": cls.headline, "judge": cls(None).judge_use(),
                         "demo": cls.write_demo.__func__ is not Benchmark.write_demo.__func__,
                         "data": data_status(name), "data_dir": str(default_data_dir(name))})
-    backends = [{"prefix": p, "help": prov.help, "model_args": list(model_args_of(p) or {})}
-                for p, prov in PROVIDERS.items()]
+    backends = [{"prefix": p, "help": prov.help, "model_args": list(model_args_of(p, prov) or {})}
+                for p, prov in providers().items()]
     return {"benchmarks": benches, "backends": backends}
 
 

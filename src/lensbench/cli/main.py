@@ -32,7 +32,8 @@ from lensbench.core.console import err_console, fail, guard, make_console
 from lensbench.core.errors import LensbenchError
 from lensbench.runtime.export import export_records
 from lensbench.core.writes import write_atomically
-from lensbench.runtime.folder import check_out_file, iter_samples, load_result
+from lensbench.report.runs import iter_samples, load_result
+from lensbench.runtime.folder import check_out_file
 from lensbench.runtime.rebuild import load_for_report
 
 #: the top-level commands in help, group by group, in this order (the papers' tool groups close the list)

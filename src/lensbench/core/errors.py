@@ -31,12 +31,11 @@ class TransportError(LensbenchError):
     """A failed model call: timeout, refused or dropped connection, HTTP 429 / 5xx, malformed body.
 
     ``retryable`` says whether the engine should try again; ``retry_after`` (seconds) is the
-    server's Retry-After when it sent one. Never scored as an answer.
+    server's Retry-After when it sent one; ``kind`` is what failed: ``"refused"`` (nothing listens /
+    DNS), ``"timeout"``, ``"http"`` (status code), ``"malformed"`` (unreadable body), ``"empty"`` (a
+    200 with no answer: SPEC General rules) or ``"other"``; ``url``: the endpoint (shown redacted).
+    Never scored as an answer.
     """
-
-    #: what failed: "refused" (nothing listens / DNS), "timeout", "http" (status code),
-    #: "malformed" (unreadable body), "empty" (a 200 with no answer: SPEC General rules), "other".
-    KINDS = ("refused", "timeout", "http", "malformed", "empty", "other")
 
     def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None,
                  kind: str = "other", url: str | None = None):

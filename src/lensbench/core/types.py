@@ -1,9 +1,10 @@
-"""Core value types of the one flow: Sample -> Request -> Response -> Outcome.
+"""Core value types of the one flow: Request -> Completion (a backend's answer) -> StoredResponse
+(what the run store keeps) -> outcome (:data:`OutcomeStatus` of a scored record).
 
-Every benchmark speaks these types; the engine, store and backends know nothing of any
-benchmark. A :class:`Request` is fully determined by its messages (text and image parts, in
-the order the protocol gives), its generation parameters and the model's fingerprint; its
-:attr:`Request.key` (SHA-256 hex, 64 chars) is its identity in the run store.
+Every benchmark speaks these types; the engine and the store know nothing of any benchmark. A
+:class:`Request` is fully determined by its messages (text and image parts, in the order the
+protocol gives), its generation parameters and the model's fingerprint; its key
+(:meth:`Request.key_for`: SHA-256 hex, 64 chars) is its identity in the run store.
 """
 
 from __future__ import annotations

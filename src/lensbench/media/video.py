@@ -221,90 +221,97 @@ def read_frames(path: str | Path, indices: Iterable[int], *, info: VideoInfo | N
         raise ValueError(f"negative frame index {targets[0]}")
     container = _open(path)
     try:
-        if info is None:
-            info = _info_from(container, path)
-        stream = container.streams.video[0]
-        stream.thread_type = "AUTO"
-        tb = stream.time_base
-        rate = _rate(stream)
-        start = stream.start_time or 0
-        out: dict[int, np.ndarray] = {}
-        gen = None
-        cur = -1  # index of the last decoded frame (-1: none / after a seek)
-        gop = 0  # largest keyframe distance seen while decoding forward
-        last_key = None
-        last_frame = None
-        last_idx = -1
-
-        def index_of(frame, prev: int) -> int:
-            if frame.pts is None:
-                return prev + 1
-            return int(round(float((frame.pts - start) * tb * rate)))
-
-        def seek_to(idx: int, back: int = 0) -> None:
-            nonlocal gen, cur, last_key
-            t = max(0, idx - back)
-            pts = start + int(math.floor(t / rate / tb))
-            container.seek(pts, stream=stream, backward=True, any_frame=False)
-            gen = container.decode(stream)
-            cur = -1
-            last_key = None
-
-        for idx in targets:
-            # decode forward instead of seeking when the target is within one GOP: the largest
-            # keyframe distance seen, or (lower bound) the frames decoded since the last keyframe
-            span = max(gop, cur - last_key if (last_key is not None and cur >= 0) else 0)
-            if gen is None or idx <= cur or (idx - cur) > span:
-                back = 0
-                while True:
-                    seek_to(idx, back)
-                    try:
-                        frame = next(gen, None)
-                    except av.FFmpegError as exc:
-                        raise VideoError(path, f"decode failed near frame {idx} ({exc})") from None
-                    if frame is None:  # nothing after the seek point: handled as EOF below
-                        break
-                    fi = index_of(frame, -1)
-                    if fi > idx and idx - back > 0:
-                        # the demuxer landed after the target: seek further back
-                        back = max(2 * back, int(round(float(rate))), 1)
-                        continue
-                    cur, last_key = fi, fi
-                    last_frame, last_idx = frame, fi
-                    if fi >= idx:
-                        out[idx] = frame.to_ndarray(format="rgb24")
-                    break
-                if idx in out:
-                    continue
-            try:
-                for frame in gen:
-                    fi = index_of(frame, cur)
-                    if fi <= cur:  # repeated timestamp: keep counting forward
-                        fi = cur + 1
-                    cur = fi
-                    if frame.key_frame:
-                        if last_key is not None:
-                            gop = max(gop, fi - last_key)
-                        last_key = fi
-                    last_frame, last_idx = frame, fi
-                    if fi >= idx:
-                        out[idx] = frame.to_ndarray(format="rgb24")
-                        break
-            except av.FFmpegError as exc:
-                raise VideoError(path, f"decode failed before frame {idx} ({exc})") from None
-            if idx not in out:
-                if last_frame is not None and (idx - last_idx) <= max(1, eof_tolerance_s * float(rate)):
-                    out[idx] = last_frame.to_ndarray(format="rgb24")
-                    gen = None
-                    continue
-                raise VideoError(path, f"video ends before frame {idx} (last decodable frame "
-                                       f"{last_idx if last_idx >= 0 else 'none'}; container says "
-                                       f"{info.n_frames} frames): truncated or corrupt")
-        return out
+        seeker = _Seeker(av, container, path, info or _info_from(container, path), eof_tolerance_s)
+        return {idx: seeker.frame(idx) for idx in targets}
     except av.FFmpegError as exc:
         raise VideoError(path, f"decode failed ({exc})") from None
     finally:
         container.close()
+
+
+class _Seeker:
+    """The frames of one open video by index, asked in ascending order (see :func:`read_frames`): decoded
+    forward within one GOP of the last frame, reached by a seek to the keyframe before them otherwise."""
+
+    def __init__(self, av, container, path: str | Path, info: VideoInfo, eof_tolerance_s: float):
+        self.av, self.container, self.path, self.info = av, container, path, info
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        self.stream, self.tb, self.rate = stream, stream.time_base, _rate(stream)
+        self.start = stream.start_time or 0
+        self.eof_frames = max(1, eof_tolerance_s * float(self.rate))  # past the last frame, still "the last"
+        self.gen = None  # the decoder since the last seek
+        self.cur = -1  # index of the last decoded frame (-1: none / after a seek)
+        self.gop = 0  # largest keyframe distance seen while decoding forward
+        self.last_key: int | None = None
+        self.last_frame, self.last_idx = None, -1
+
+    def frame(self, idx: int) -> np.ndarray:
+        """The ``HxWx3`` RGB frame at ``idx``. Raises VideoError when decoding fails or the video ends
+        (beyond the EOF tolerance) before it."""
+        # decode forward instead of seeking when the target is within one GOP: the largest keyframe
+        # distance seen, or (lower bound) the frames decoded since the last keyframe
+        span = max(self.gop, self.cur - self.last_key if (self.last_key is not None and self.cur >= 0) else 0)
+        if self.gen is None or idx <= self.cur or (idx - self.cur) > span:
+            got = self._land(idx)
+            if got is not None:
+                return got
+        got = self._forward(idx)
+        if got is not None:
+            return got
+        if self.last_frame is not None and (idx - self.last_idx) <= self.eof_frames:
+            self.gen = None
+            return self.last_frame.to_ndarray(format="rgb24")
+        raise VideoError(self.path, f"video ends before frame {idx} (last decodable frame "
+                                    f"{self.last_idx if self.last_idx >= 0 else 'none'}; container says "
+                                    f"{self.info.n_frames} frames): truncated or corrupt")
+
+    def _index_of(self, frame, prev: int) -> int:
+        if frame.pts is None:
+            return prev + 1
+        return int(round(float((frame.pts - self.start) * self.tb * self.rate)))
+
+    def _land(self, idx: int) -> np.ndarray | None:
+        """Seek to the keyframe at or before ``idx`` (further back while the demuxer lands after it) and
+        decode its first frame: that frame when it is ``idx``'s, else None (decode forward from there)."""
+        back = 0
+        while True:
+            t = max(0, idx - back)
+            self.container.seek(self.start + int(math.floor(t / self.rate / self.tb)), stream=self.stream,
+                                backward=True, any_frame=False)
+            self.gen, self.cur, self.last_key = self.container.decode(self.stream), -1, None
+            try:
+                frame = next(self.gen, None)
+            except self.av.FFmpegError as exc:
+                raise VideoError(self.path, f"decode failed near frame {idx} ({exc})") from None
+            if frame is None:  # nothing after the seek point: handled as EOF
+                return None
+            fi = self._index_of(frame, -1)
+            if fi > idx and idx - back > 0:  # the demuxer landed after the target: seek further back
+                back = max(2 * back, int(round(float(self.rate))), 1)
+                continue
+            self.cur = self.last_key = self.last_idx = fi
+            self.last_frame = frame
+            return frame.to_ndarray(format="rgb24") if fi >= idx else None
+
+    def _forward(self, idx: int) -> np.ndarray | None:
+        """Decode forward to ``idx`` (learning the GOP length); None when the video ends first."""
+        try:
+            for frame in self.gen:
+                fi = self._index_of(frame, self.cur)
+                if fi <= self.cur:  # repeated timestamp: keep counting forward
+                    fi = self.cur + 1
+                self.cur = fi
+                if frame.key_frame:
+                    if self.last_key is not None:
+                        self.gop = max(self.gop, fi - self.last_key)
+                    self.last_key = fi
+                self.last_frame, self.last_idx = frame, fi
+                if fi >= idx:
+                    return frame.to_ndarray(format="rgb24")
+        except self.av.FFmpegError as exc:
+            raise VideoError(self.path, f"decode failed before frame {idx} ({exc})") from None
+        return None
 
 
 def decode_all(path: str | Path) -> list[np.ndarray]:

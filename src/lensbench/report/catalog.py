@@ -37,6 +37,11 @@ class BenchmarkFacts(Protocol):
     skipped_key: ClassVar[str]
     not_settings: ClassVar[frozenset[str]]
     viewer_group: ClassVar[tuple[str, ...]]
+    Options: ClassVar[type]  # a pydantic model of the benchmark's options; ``Options()`` the defaults
+
+    def __init__(self, options: Any) -> None: ...
+
+    def tables(self, results: list[Any], fmt: str = "md", with_paper: bool = False) -> str: ...
 
     @classmethod
     def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]: ...

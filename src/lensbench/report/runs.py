@@ -1,10 +1,16 @@
-"""Read run folders for reports and the viewer, never aborting on a bad one.
+"""Read run folders: the one module that reads a run folder's files.
 
 A run folder holds ``run.json`` (manifest), ``samples.jsonl`` (one
 :class:`~lensbench.core.records.SampleRecord` per line) and ``result.json``
-(:class:`~lensbench.core.results.RunResult`). :func:`load_run` reads what is there and lists
-what is missing or unreadable in ``problems`` instead of raising, so a report over many runs
-lists the bad ones and goes on.
+(:class:`~lensbench.core.results.RunResult`); ``responses.sqlite`` is the store
+(:mod:`lensbench.runtime.store`). Two ways to read them:
+
+* strict, for commands that need the file: :func:`read_manifest`, :func:`load_result`,
+  :func:`iter_samples` raise ConfigError naming the file (and line);
+* lenient, for reports and the viewer over many runs: :func:`read_run` reads what is there into a
+  :class:`LoadedRun` and lists what is missing or unreadable in ``problems`` instead of raising, so a
+  report lists the bad runs and goes on. (The public :func:`lensbench.load_run` is the strict read of
+  one whole folder, its result rebuilt from the store when missing.)
 
 :func:`run_tables` and :func:`run_intervals` compute a run's metric tables and CIs once per
 process (the leaderboard, ``compare`` and the viewer share them); CIs drawn with the design a
@@ -14,18 +20,77 @@ report asks for are read from ``result.json`` when the run stored them.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lensbench.core.errors import ConfigError
 from lensbench.core.records import SampleRecord
 from lensbench.core.results import RunResult
 from lensbench.scoring.bootstrap import Design, Interval, UnitTable
 from lensbench.report.catalog import describe
 from lensbench.scoring.intervals import intervals_from_block, tables_block
 
-__all__ = ["LoadedRun", "load_run", "load_records", "ensure_records", "run_tables", "run_intervals",
-           "run_table_settings"]
+__all__ = ["MANIFEST", "SAMPLES", "RESULT", "read_manifest", "load_result", "iter_samples", "LoadedRun", "read_run",
+           "ensure_records", "run_tables", "run_intervals", "run_table_settings"]
+
+MANIFEST = "run.json"
+SAMPLES = "samples.jsonl"
+RESULT = "result.json"
+
+
+def _manifest(p: Path) -> Any:
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{p}: unreadable manifest ({exc})") from None
+
+
+def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
+    """The manifest of ``run_dir``, or None when there is none. Raises ConfigError if unreadable."""
+    p = Path(run_dir) / MANIFEST
+    if not p.is_file():
+        return None
+    doc = _manifest(p)
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{p}: the manifest is not a JSON object")
+    return doc
+
+
+def _result(p: Path) -> RunResult:
+    try:
+        return RunResult.from_json(json.loads(p.read_text(encoding="utf-8")))
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{p}: unreadable result ({exc})") from None
+
+
+def load_result(run_dir: str | Path) -> RunResult:
+    """The :class:`RunResult` stored in ``run_dir/result.json``.
+
+    Raises ConfigError naming the folder when it holds no finished result, or the file when unreadable.
+    """
+    p = Path(run_dir) / RESULT
+    if not p.is_file():
+        raise ConfigError(f"{run_dir}: no {RESULT} (not a lensbench run folder, or the run has not finished)")
+    return _result(p)
+
+
+def iter_samples(run_dir: str | Path) -> Iterator[SampleRecord]:
+    """The records of ``run_dir/samples.jsonl``, in order. Raises ConfigError naming the folder when it
+    has none, and the file and line when one is not a record."""
+    p = Path(run_dir) / SAMPLES
+    if not p.is_file():
+        raise ConfigError(f"{run_dir}: no {SAMPLES} (not a finished lensbench run folder)")
+    with p.open(encoding="utf-8") as fh:
+        for i, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                yield SampleRecord.model_validate_json(line)
+            except ValueError as exc:
+                raise ConfigError(f"{run_dir}: {SAMPLES} line {i} is not a sample record "
+                                  f"({str(exc).splitlines()[0]})") from None
 
 
 @dataclass
@@ -33,8 +98,8 @@ class LoadedRun:
     """One run folder as read: ``result`` / ``records`` are None when missing or unreadable.
 
     ``benchmark`` and ``model`` come from ``result.json``, else from ``run.json``, else ``"?"``.
-    ``finished``: result.json present and complete; ``problems``: one sentence per defect;
-    ``records_note``: why records are unusable (e.g. an old-format line), or None.
+    ``finished``: result.json present and complete; ``problems``: one sentence per defect (also why
+    the records are unusable, e.g. an old-format line); ``records_loaded``: ``samples.jsonl`` was read.
     """
 
     path: Path
@@ -68,45 +133,28 @@ class LoadedRun:
         return f"{self.model} ({self.path.name})"
 
 
-def load_records(path: Path) -> tuple[list[SampleRecord] | None, str | None]:
-    """The records of ``path`` (a samples.jsonl) or ``(None, why)`` when any line is not a record."""
-    if not path.is_file():
-        return None, f"no {path.name}"
-    out = []
-    with path.open(encoding="utf-8") as fh:
-        for i, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                out.append(SampleRecord.model_validate_json(line))
-            except ValueError as exc:
-                return None, f"{path.name} line {i} is not a sample record ({str(exc).splitlines()[0]})"
-    return out, None
-
-
-def load_run(run_dir: str | Path, with_records: bool = True) -> LoadedRun:
-    """Read ``run_dir``; never raises for a missing or broken file (see :class:`LoadedRun`)."""
+def read_run(run_dir: str | Path, with_records: bool = True) -> LoadedRun:
+    """Read ``run_dir``; never raises for a missing or broken file (see :class:`LoadedRun`).
+    ``with_records=False``: ``samples.jsonl`` is read on first use (:func:`ensure_records`)."""
     p = Path(run_dir)
     run = LoadedRun(p)
     if not p.is_dir():
         run.problems.append(f"{p}: not a folder")
         return run
-    m = p / "run.json"
-    if m.is_file():
+    if (p / MANIFEST).is_file():
         try:
-            doc = json.loads(m.read_text(encoding="utf-8"))
+            doc = _manifest(p / MANIFEST)
             run.manifest = doc if isinstance(doc, dict) else {}
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            run.problems.append(f"{m}: unreadable manifest ({exc})")
-    r = p / "result.json"
-    if r.is_file():
+        except ConfigError as exc:
+            run.problems.append(str(exc))
+    if (p / RESULT).is_file():
         try:
-            run.result = RunResult.from_json(json.loads(r.read_text(encoding="utf-8")))
+            run.result = _result(p / RESULT)
             run.result.run_dir = run.result.run_dir or str(p)
-        except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
-            run.problems.append(f"{r}: unreadable result ({exc})")
+        except ConfigError as exc:
+            run.problems.append(str(exc))
     else:
-        run.problems.append(f"{p}: no result.json (unfinished or not a run folder)")
+        run.problems.append(f"{p}: no {RESULT} (unfinished or not a run folder)")
     if with_records:
         ensure_records(run)
     if run.result is not None and not run.result.complete:
@@ -119,9 +167,13 @@ def ensure_records(run: LoadedRun) -> list[SampleRecord] | None:
     a reason they are unusable goes to ``problems``."""
     if not run.records_loaded and run.records is None:
         run.records_loaded = True
-        run.records, why = load_records(run.path / "samples.jsonl")
-        if why:
-            run.problems.append(f"{run.path}: {why}")
+        if not (run.path / SAMPLES).is_file():
+            run.problems.append(f"{run.path}: no {SAMPLES}")
+        else:
+            try:
+                run.records = list(iter_samples(run.path))
+            except ConfigError as exc:
+                run.problems.append(str(exc))
     return run.records
 
 

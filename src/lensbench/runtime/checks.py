@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from lensbench.core.errors import ConfigError
-from lensbench.runtime.folder import MANIFEST, SAMPLES, read_manifest, write_json
+from lensbench.report.runs import MANIFEST, SAMPLES, read_manifest
+from lensbench.runtime.folder import write_json
 from lensbench.runtime.store import RunStore
 
 __all__ = ["check_out_dir", "check_earlier_run", "recover_manifest"]

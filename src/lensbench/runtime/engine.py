@@ -1,8 +1,20 @@
-"""The async engine: bounded concurrency, retries with backoff, persistence as replies arrive.
+"""The async engine: one send path for every way requests arrive.
 
-Requests are deduplicated by content key; those with a stored ``ok`` reply are not sent again.
-A fixed pool of ``concurrency`` workers pulls from the to-do list, so memory does not grow with
-the number of requests in flight beyond the pool.
+:meth:`Engine.run` takes a whole list of requests, :meth:`Engine.run_stream` takes request
+batches that arrive over time (IV-Bench decodes one video's frames while the previous video's
+requests are sent, so wall time approaches max(preparation, requests) instead of their sum).
+Both are one *phase* of the same path:
+
+1. admission, per arriving batch: request ids unique over the phase, requests deduplicated by
+   content key (also across batches), those with a stored ``ok`` reply not sent again;
+2. the batch's images pre-flight checked before any of its requests is queued, the media of the
+   next requests handed to the backend's preparation a window ahead of need;
+3. a pool of at most ``concurrency`` workers takes *units* from one queue: a single request, or
+   a length-grouped batch for a backend that declares ``batch_size > 1`` (such a backend gets the
+   whole stream first: :func:`~lensbench.runtime.batching.plan_batches` groups over all of it);
+4. every unit through the same attempt loop (retries with backoff, Retry-After, refused
+   connections), its replies stored and counted, committed before its worker takes the next unit;
+   the abort check after the unit is stored and shown.
 """
 
 from __future__ import annotations
@@ -11,7 +23,7 @@ import asyncio
 import json
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
@@ -19,12 +31,12 @@ from rich.console import Console
 
 from lensbench.backends.base import Backend
 from lensbench.core.errors import NOT_SENT, ConfigError, LensbenchError, TransportError
-from lensbench.media.preflight import preflight_media
-from lensbench.runtime.batching import plan_batches
-from lensbench.runtime.progress import NullProgress, make_progress
-from lensbench.runtime.store import BadRow, RunStore
 from lensbench.core.records import log_messages
 from lensbench.core.types import Request, StoredResponse, params_dump
+from lensbench.media.preflight import preflight_media
+from lensbench.runtime.phase import Phase, cut_units, once
+from lensbench.runtime.progress import NullProgress, make_progress
+from lensbench.runtime.store import BadRow, RunStore
 
 __all__ = ["RetryPolicy", "Engine", "EngineStats", "EndpointDown", "request_json"]
 
@@ -45,7 +57,8 @@ class RetryPolicy(BaseModel):
 
     Attempt ``k`` (0-based) waits ``uniform(0, min(max_delay_s, base_delay_s * 2**k))`` seconds
     ("full jitter"), or the server's Retry-After when that is longer. ``max_retries`` = retries
-    after the first attempt (>= 0).
+    after the first attempt (>= 0). ``refused_abort_after``: refused connection attempts, with no
+    request answered yet, after which the run stops (a batch call refused counts once).
     """
 
     max_retries: int = Field(default=6, ge=0)
@@ -65,8 +78,9 @@ class RetryPolicy(BaseModel):
 
 @dataclass
 class EngineStats:
-    """Counters over an engine's lifetime: unique requests seen, served from the store, sent,
-    succeeded, failed after retries, retries made, wall seconds spent sending."""
+    """Counters over an engine's lifetime: unique requests seen, served from the store, sent
+    (attempts), succeeded, failed after retries, retries made, wall seconds spent in phases;
+    ``by_label``: per phase label, ``unique`` / ``cached`` / ``sent`` (requests, not attempts) / ``errors``."""
 
     unique: int = 0
     cached: int = 0
@@ -84,10 +98,18 @@ class Engine:
     Args:
         backends: role -> backend.
         store: the run store (a reply is committed before its worker sends the next request).
-        concurrency: requests in flight at most (>= 1).
+        concurrency: units (single requests or batches) in flight at most (>= 1).
         retry: the retry policy.
         progress: show a rich progress bar (done / cached / errors / ETA); or a display object
             (:class:`~lensbench.runtime.progress.NullProgress` subclass) to report to.
+        console: where the display and notes go; seed: the backoff jitter's seed;
+        abort_after: failed requests in a row, with none answered, after which :class:`EndpointDown`
+            is raised (0: never); offline: send nothing (a request with no stored reply comes back as
+            an error, :data:`~lensbench.core.errors.NOT_SENT`);
+        limiters: role -> semaphore bounding that role's calls in flight (shared with other engines).
+
+    Raises:
+        ConfigError: ``concurrency`` < 1.
     """
 
     def __init__(self, backends: dict[str, Backend], store: RunStore, *, concurrency: int = 8,
@@ -107,6 +129,7 @@ class Engine:
         self.abort_after = abort_after
         self._consecutive_errors = 0
         self._refused = 0
+        self._answered = False  # some request got an answer (refused connections no longer stop the run)
         self.offline = offline
         self.limiters = limiters or {}
         self.last_error: str | None = None
@@ -114,7 +137,9 @@ class Engine:
         self._progress = make_progress(progress, self.console)
 
     def key_of(self, request: Request) -> str:
-        """The request's content key under its role's backend fingerprint."""
+        """The request's content key under its role's backend fingerprint.
+
+        Raises ConfigError when the request's role has no backend."""
         backend = self.backends.get(request.role)
         if backend is None:
             raise ConfigError(f"request {request.id!r} needs a {request.role!r} backend; "
@@ -124,67 +149,177 @@ class Engine:
     async def run(self, requests: Sequence[Request], label: str = "requests") -> dict[str, StoredResponse]:
         """Send what is missing and return ``{request.id: StoredResponse}`` for all ``requests``.
 
+        ``label`` names the phase (progress display, ``stats.by_label``). Offline, a request with no
+        stored reply comes back as an error reply saying it was not sent.
+
         Raises:
-            ValueError: duplicate request ids.
-            ConfigError: a request whose role has no backend.
+            ValueError: duplicate request ids; ConfigError: a request whose role has no backend (both
+            before anything is sent). DataError: an image fails the pre-flight check (nothing sent).
+            EndpointDown: ``abort_after`` failures in a row or refused connections with none answered.
         """
-        keys: dict[str, str] = {}
-        first: dict[str, Request] = {}
-        for r in requests:
-            if r.id in keys:
+        return await self._phase(once(requests), label, None)
+
+    async def run_stream(self, batches: AsyncIterable[Sequence[Request]], label: str = "requests",
+                         total: int | None = None) -> dict[str, StoredResponse]:
+        """:meth:`run` for request batches that arrive over time (an async iterator of request lists):
+        each batch is admitted and sent as soon as it arrives, by the same pool of workers; returns
+        ``{request.id: StoredResponse}`` for every request of every batch. ``total``: the expected
+        number of requests (progress display only). Raises as :meth:`run` does, per batch (the
+        batches before it may have been sent); exceptions of the iterator propagate after the
+        workers stop."""
+        return await self._phase(batches, label, total)
+
+    # ------------------------------------------------------------------ one phase
+    async def _phase(self, batches: AsyncIterable[Sequence[Request]], label: str,
+                     total: int | None) -> dict[str, StoredResponse]:
+        """One phase (see the module docstring): the feed and the workers as tasks of one :class:`Phase`,
+        then every request's reply: answered now, read back from the store, or "not sent"."""
+        lab = self.stats.by_label.setdefault(label, {"unique": 0, "cached": 0, "sent": 0, "errors": 0})
+        ph = Phase(label, lab, total, window=max(16, 2 * self.concurrency), backends=self.backends)
+        t0 = time.perf_counter()
+        ph.spawn(self._feed(ph, batches))
+        try:
+            await ph.wait()
+        finally:
+            if ph.shown:
+                self._progress.stop()
+        self.stats.wall_s += time.perf_counter() - t0
+        if not ph.todo and ph.first and self.progress:
+            self.console.print(f"{label}: all {len(ph.first)} replies cached", highlight=False, markup=False)
+        final = self.store.get_many({k: r for k, r in ph.first.items() if k not in ph.answered})
+        final.update(ph.answered)
+        for k, r in ph.first.items():  # offline: a stored error keeps its reason; a request never stored was not sent
+            if k not in final:
+                final[k] = StoredResponse(key=k, request_id=r.id, status="error", text=None, error=NOT_SENT)
+        return {rid: final[k] for rid, k in ph.keys.items()}
+
+    async def _feed(self, ph: Phase, batches: AsyncIterable[Sequence[Request]]) -> None:
+        """Admit each batch as it arrives and queue what is to be sent."""
+        if any(getattr(b, "batch_size", 1) > 1 for b in self.backends.values()):
+            every: list[Request] = []  # length-grouped batches are planned over the whole stream
+            async for batch in batches:
+                every.extend(batch)
+            batches = once(every)
+        async for batch in batches:
+            todo = self._admit(ph, batch)
+            if todo and not self.offline:
+                await self._enqueue(ph, todo)
+
+    def _admit(self, ph: Phase, batch: Sequence[Request]) -> list[tuple[str, Request]]:
+        """Key, deduplicate and count one batch; the ``(key, request)`` pairs with no stored ok reply."""
+        new: dict[str, Request] = {}
+        for r in batch:
+            if r.id in ph.keys:
                 raise ValueError(f"duplicate request id {r.id!r}")
             k = self.key_of(r)
-            keys[r.id] = k
-            first.setdefault(k, r)
-        stored = self.store.get_many(first)
-        todo = [(k, r) for k, r in first.items() if not (k in stored and stored[k].ok)]
-        del stored  # read again at the end (memory: not two copies of every stored reply at once)
-        n_cached = len(first) - len(todo)
-        lab = self.stats.by_label.setdefault(label, {"unique": 0, "cached": 0, "sent": 0, "errors": 0})
-        lab["unique"] += len(first)
-        lab["cached"] += n_cached
-        self.stats.unique += len(first)
+            ph.keys[r.id] = k
+            if k not in ph.first:
+                ph.first[k] = new[k] = r
+        stored = self.store.get_many(new)
+        todo = [(k, r) for k, r in new.items() if not (k in stored and stored[k].ok)]
+        n_cached = len(new) - len(todo)
+        ph.lab["unique"] += len(new)
+        ph.lab["cached"] += n_cached
+        self.stats.unique += len(new)
         self.stats.cached += n_cached
-        t0 = time.perf_counter()
-        if todo and self.offline:  # a stored error keeps its reason; a request never stored was not sent
-            final = self.store.get_many(first)
-            for k, r in todo:
-                if k not in final:
-                    final[k] = StoredResponse(key=k, request_id=r.id, status="error", text=None, error=NOT_SENT)
-            return {rid: final[k] for rid, k in keys.items()}
-        answered: dict[str, StoredResponse] = {}  # ok replies of this call, not read back from the store
-        if todo:
-            for _k, r in todo[:self._window()]:  # the first images are prepared while pre-flight checks them all
-                self.backends[r.role].prefetch(r)
-            await preflight_media([r for _k, r in todo])
-            if any(getattr(self.backends[r.role], "batch_size", 1) > 1 for _k, r in todo):
-                await self._send_batches(todo, label, n_cached, len(first), lab, answered)
-            else:
-                await self._send_all(todo, label, n_cached, len(first), lab, answered)
-            del todo  # its (key, request) pairs freed before the replies are read back
-        elif first and self.progress:
-            self.console.print(f"{label}: all {len(first)} replies cached", highlight=False, markup=False)
-        self.stats.wall_s += time.perf_counter() - t0
-        final = self.store.get_many({k: r for k, r in first.items() if k not in answered})
-        final.update(answered)
-        return {rid: final[k] for rid, k in keys.items() if k in final}
+        ph.todo += len(todo)
+        if ph.shown:
+            self._progress.add(0 if ph.total is not None else len(new), n_cached)
+        return todo
 
-    async def run_stream(self, batches, label: str = "requests", total: int | None = None) -> dict[str, StoredResponse]:
-        """:meth:`run` for request batches that arrive over time (an async iterator of request lists):
-        each batch is sent as soon as it arrives, by one pool of ``concurrency`` workers; returns
-        ``{request.id: StoredResponse}`` for all. See :func:`lensbench.runtime.stream.run_stream`."""
-        from lensbench.runtime.stream import run_stream
+    async def _enqueue(self, ph: Phase, todo: list[tuple[str, Request]]) -> None:
+        """Pre-flight ``todo``'s images (the first ones' preparation asked for meanwhile), then queue it
+        as units and start workers for them, ``concurrency`` at most in all."""
+        units = cut_units(todo, {role: getattr(b, "batch_size", 1) for role, b in self.backends.items()})
+        ph.expect(units)
+        await preflight_media([r for _k, r in todo])
+        if not ph.shown:
+            total = ph.total if ph.total is not None else len(ph.first)
+            self._progress.start(ph.label, total, len(ph.first) - ph.todo)
+            ph.shown = True
+        ph.release()
+        for _ in range(min(self.concurrency - ph.workers, ph.waiting())):
+            ph.workers += 1
+            ph.spawn(self._worker(ph))
 
-        return await run_stream(self, batches, label, total)
+    async def _worker(self, ph: Phase) -> None:
+        """Send queued units until none is left: each unit's replies stored, counted and shown, committed,
+        then the abort check (so the display at an abort counts every stored failure)."""
+        try:
+            while (unit := ph.next_unit()) is not None:
+                replies = await self._send(unit)
+                for key, req in unit:
+                    self._settle(ph, req, replies[key])
+                    self._progress.advance(ph.errors)
+                await self.store.durable()  # stored before this worker buys another reply
+                self._check_abort()
+        finally:
+            ph.workers -= 1
 
-    def _settle(self, req: Request, resp: StoredResponse, lab: dict[str, int], check: bool = True,
-                answered: dict[str, StoredResponse] | None = None) -> bool:
-        """Store one reply and count it; True when it is an error. An ``ok`` reply is also kept in
-        ``answered`` (key -> reply; the caller returns it without reading it back). With ``check``,
-        raises EndpointDown when every request so far failed (``abort_after`` in a row and none answered).
-        A reply the store cannot hold (:class:`~lensbench.runtime.store.BadRow`, e.g. a list as its text)
-        is stored as an error naming the field, alone: the replies around it are stored as usual."""
-        lab["sent"] += 1
+    # ------------------------------------------------------------------ one unit
+    async def _send(self, unit: Sequence[tuple[str, Request]]) -> dict[str, StoredResponse]:
+        """One unit through its backend until every request has a reply (key -> reply): one call
+        (``generate``, or ``generate_batch`` for a backend with ``batch_size > 1``) under the role's
+        limiter, then the failed-retryable requests sent again together after the policy's delay (the
+        longest Retry-After among them; announced when >= 5 s). A TransportError raised by a call fails
+        every request of it. ``latency_s``: wall time of the call that gave the reply."""
+        role = unit[0][1].role
+        backend, limiter = self.backends[role], self.limiters.get(role)
+        batch = getattr(backend, "batch_size", 1) > 1
+        out: dict[str, StoredResponse] = {}
+        pending, attempt = unit, 0
+        while pending:
+            self.stats.sent += len(pending)
+            t = time.perf_counter()
+            try:  # not batch: pending is one request
+                if limiter is None:
+                    results = await (backend.generate_batch([r for _k, r in pending]) if batch
+                                     else backend.generate(pending[0][1]))
+                else:
+                    async with limiter:
+                        results = await (backend.generate_batch([r for _k, r in pending]) if batch
+                                         else backend.generate(pending[0][1]))
+                if not batch:
+                    results = (results,)
+            except TransportError as exc:
+                results = (exc,) * len(pending)
+            latency = time.perf_counter() - t
+            retry, refused, after = [], None, None
+            for (key, req), res in zip(pending, results):
+                if not isinstance(res, TransportError):
+                    self._answered = True
+                    out[key] = StoredResponse(key=key, request_id=req.id, status="ok", text=res.text,
+                                              reasoning=res.reasoning, attempts=attempt + 1, latency_s=latency,
+                                              finish_reason=res.finish_reason, usage=res.usage)
+                    continue
+                refused = res if res.kind == "refused" else refused
+                if res.retryable and attempt < self.retry.max_retries:
+                    retry.append((key, req))
+                    if res.retry_after is not None and (after is None or res.retry_after > after.retry_after):
+                        after = res
+                    continue
+                out[key] = StoredResponse(key=key, request_id=req.id, status="error", text=None, error=str(res),
+                                          attempts=attempt + 1, latency_s=latency)
+            if refused is not None and not self._answered:
+                self._refused += 1
+                if self._refused >= self.retry.refused_abort_after:
+                    raise EndpointDown(f"{refused} — no request has succeeded and the endpoint refuses connections; "
+                                       "check --base-url (replies stored so far are kept)") from None
+            if retry:
+                self.stats.retries += len(retry)
+                wait = self.retry.delay(attempt, after and after.retry_after, self._rng)
+                if after is not None and wait >= 5:
+                    self._progress.note(f"waiting {wait:.0f} s (Retry-After from {after.url or 'server'})")
+                await asyncio.sleep(wait)
+                attempt += 1
+            pending = retry
+        return out
+
+    def _settle(self, ph: Phase, req: Request, resp: StoredResponse) -> None:
+        """Store one reply and count it; an ``ok`` reply is also kept in ``ph.answered`` (returned without
+        reading it back). A reply the store cannot hold (:class:`~lensbench.runtime.store.BadRow`, e.g. a
+        list as its text) is stored as an error naming the field, alone: the replies around it as usual."""
+        ph.lab["sent"] += 1
         try:
             self.store.put(resp, role=req.role, request_json=request_json(req))
         except BadRow as exc:
@@ -193,18 +328,15 @@ class Engine:
                                   else None)
             self.store.put(resp, role=req.role, request_json=request_json(req))
         if resp.ok:
-            if answered is not None:
-                answered[resp.key] = self._shared(resp)
+            ph.answered[resp.key] = self._shared(resp)
             self.stats.ok += 1
             self._consecutive_errors = 0
-            return False
+            return
         self._consecutive_errors += 1
         self.last_error = resp.error
         self.stats.errors += 1
-        lab["errors"] += 1
-        if check:
-            self._check_abort()
-        return True
+        ph.lab["errors"] += 1
+        ph.errors += 1
 
     def _shared(self, resp: StoredResponse) -> StoredResponse:
         """``resp`` with its short reply (<= 64 characters), finish reason and usage key strings pointing at
@@ -225,137 +357,3 @@ class Engine:
         if self.abort_after and self._consecutive_errors >= self.abort_after and self.stats.ok == 0:
             raise EndpointDown(f"giving up after {self._consecutive_errors} failed requests in a row and "
                                f"none answered (replies stored so far are kept); last error: {self.last_error}")
-
-    def _window(self) -> int:
-        """How many requests ahead of need their media are prepared."""
-        return max(16, 2 * self.concurrency)
-
-    async def _send_all(self, todo, label, n_cached, total, lab, answered) -> None:
-        it = iter(enumerate(todo))
-        self._progress.start(label, total, n_cached)
-        errors = 0
-        window = self._window()  # the first window was asked for in run(), before pre-flight
-
-        async def worker():
-            nonlocal errors
-            for i, (key, req) in it:
-                if i + window < len(todo):
-                    ahead = todo[i + window][1]
-                    self.backends[ahead.role].prefetch(ahead)
-                resp = await self._send_one(key, req)
-                errors += self._settle(req, resp, lab, check=False, answered=answered)
-                self._progress.advance(errors)
-                await self.store.durable()  # stored before this worker buys another reply
-                self._check_abort()
-
-        try:
-            await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(todo)))))
-        finally:
-            self._progress.stop()
-
-    async def _send_batches(self, todo, label, n_cached, total, lab, answered) -> None:
-        """Batch path (a role whose backend declares ``batch_size > 1``): the role's requests cut by
-        :func:`~lensbench.runtime.batching.plan_batches` (length-grouped), other roles one per unit;
-        ``concurrency`` workers each send one unit at a time; a unit's replies are committed as soon
-        as it returns."""
-        units = []
-        for role in dict.fromkeys(r.role for _k, r in todo):
-            size = max(1, getattr(self.backends[role], "batch_size", 1))
-            units += plan_batches([(k, r) for k, r in todo if r.role == role], size, lambda kr: kr[1])
-        it = iter(units)
-        errors = 0
-        self._progress.start(label, total, n_cached)
-
-        async def worker():
-            nonlocal errors
-            for unit in it:
-                if getattr(self.backends[unit[0][1].role], "batch_size", 1) > 1:
-                    resps = await self._send_batch(unit)
-                else:
-                    resps = [await self._send_one(k, r) for k, r in unit]
-                for (_k, req), resp in zip(unit, resps):  # the whole unit is stored before any abort
-                    errors += self._settle(req, resp, lab, check=False, answered=answered)
-                    self._progress.advance(errors)
-                await self.store.durable()
-                self._check_abort()
-
-        try:
-            await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(units)))))
-        finally:
-            self._progress.stop()
-
-    async def _send_batch(self, unit: list[tuple[str, Request]]) -> list[StoredResponse]:
-        """One batch through ``generate_batch``; requests that failed retryably are sent again together
-        (the retry policy's schedule, one attempt counter for the batch). ``latency_s`` of each reply is
-        the wall time of its batch call(s)."""
-        backend = self.backends[unit[0][1].role]
-        limiter = self.limiters.get(unit[0][1].role)
-        out: list[StoredResponse | None] = [None] * len(unit)
-        pending, attempt = list(range(len(unit))), 0
-        t = time.perf_counter()
-        while pending:
-            reqs = [unit[i][1] for i in pending]
-            self.stats.sent += len(reqs)
-            try:
-                if limiter is None:
-                    results = await backend.generate_batch(reqs)
-                else:
-                    async with limiter:
-                        results = await backend.generate_batch(reqs)
-            except TransportError as exc:
-                results = [exc] * len(reqs)
-            retry, waits = [], []
-            for i, res in zip(pending, results):
-                key, req = unit[i]
-                if isinstance(res, TransportError):
-                    if res.retryable and attempt < self.retry.max_retries:
-                        retry.append(i)
-                        waits.append(res.retry_after)
-                        continue
-                    out[i] = StoredResponse(key=key, request_id=req.id, status="error", text=None, error=str(res),
-                                            attempts=attempt + 1, latency_s=time.perf_counter() - t)
-                else:
-                    out[i] = StoredResponse(key=key, request_id=req.id, status="ok", text=res.text,
-                                            reasoning=res.reasoning, attempts=attempt + 1,
-                                            latency_s=time.perf_counter() - t, finish_reason=res.finish_reason,
-                                            usage=res.usage)
-            if retry:
-                self.stats.retries += len(retry)
-                after = max((w for w in waits if w is not None), default=None)
-                await asyncio.sleep(self.retry.delay(attempt, after, self._rng))
-                attempt += 1
-            pending = retry
-        return out  # type: ignore[return-value]
-
-    async def _send_one(self, key: str, req: Request) -> StoredResponse:
-        backend = self.backends[req.role]
-        attempt = 0
-        while True:
-            self.stats.sent += 1
-            t = time.perf_counter()
-            try:
-                limiter = self.limiters.get(req.role)
-                if limiter is None:
-                    c = await backend.generate(req)
-                else:
-                    async with limiter:
-                        c = await backend.generate(req)
-            except TransportError as exc:
-                if exc.kind == "refused" and self.stats.ok == 0:
-                    self._refused += 1
-                    if self._refused >= self.retry.refused_abort_after:
-                        raise EndpointDown(f"{exc} — no request has succeeded and the endpoint refuses connections; "
-                                           "check --base-url (replies stored so far are kept)") from None
-                if exc.retryable and attempt < self.retry.max_retries:
-                    self.stats.retries += 1
-                    wait = self.retry.delay(attempt, exc.retry_after, self._rng)
-                    if exc.retry_after is not None and wait >= 5:
-                        self._progress.note(f"waiting {wait:.0f} s (Retry-After from {exc.url or 'server'})")
-                    await asyncio.sleep(wait)
-                    attempt += 1
-                    continue
-                return StoredResponse(key=key, request_id=req.id, status="error", text=None, error=str(exc),
-                                      attempts=attempt + 1, latency_s=time.perf_counter() - t)
-            return StoredResponse(key=key, request_id=req.id, status="ok", text=c.text, reasoning=c.reasoning,
-                                  attempts=attempt + 1, latency_s=time.perf_counter() - t,
-                                  finish_reason=c.finish_reason, usage=c.usage)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from lensbench.core.errors import ConfigError
-from lensbench.runtime.folder import read_manifest
+from lensbench.report.runs import read_manifest
 from lensbench.runtime.lock import RunLock
 from lensbench.runtime.store import RunStore
 

@@ -1,30 +1,27 @@
-"""The run folder's files: ``run.json`` (manifest), ``samples.jsonl`` (records), ``result.json``.
+"""Writing the run folder's files: ``run.json`` (manifest), ``samples.jsonl`` (records), ``result.json``.
 
 ``responses.sqlite`` (the run store, :mod:`lensbench.runtime.store`) is the source of truth; these
-files are rebuilt from it by a re-run. Writes are atomic (temp file + rename).
+files are rebuilt from it by a re-run. Writes are atomic (temp file + rename). They are read by
+:mod:`lensbench.report.runs`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from lensbench.core.errors import ConfigError
 from lensbench.core.records import SampleRecord
-from lensbench.core.results import RunResult
+from lensbench.report.runs import MANIFEST, RESULT, SAMPLES
 from lensbench.runtime.lock import RunLock
 from lensbench.runtime.store import RunStore
 from lensbench.core.writes import write_atomically
 
-__all__ = ["MANIFEST", "SAMPLES", "RESULT", "RUN_FILES", "write_json", "read_manifest", "write_samples",
-           "iter_samples", "load_result", "check_out_file"]
+__all__ = ["MANIFEST", "SAMPLES", "RESULT", "RUN_FILES", "write_json", "write_samples", "check_out_file"]
 
-MANIFEST = "run.json"
-SAMPLES = "samples.jsonl"
-RESULT = "result.json"
 #: a run folder's own files: no command writes over them (its store with SQLite's side files, the lock,
 #: manifest, records, result). A store kept by ``lensbench repair`` (``responses.sqlite.damaged-*``) too.
 RUN_FILES = frozenset({RunStore.FILENAME, *(RunStore.FILENAME + s for s in ("-wal", "-shm", "-journal")),
@@ -56,20 +53,6 @@ def write_json(path: Path, obj: Any) -> None:
     write_atomically(path, lambda fh: fh.write(text))
 
 
-def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
-    """The manifest of ``run_dir``, or None when there is none. Raises ConfigError if unreadable."""
-    p = Path(run_dir) / MANIFEST
-    if not p.is_file():
-        return None
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{p}: unreadable manifest ({exc})") from None
-    if not isinstance(doc, dict):
-        raise ConfigError(f"{p}: the manifest is not a JSON object")
-    return doc
-
-
 def write_samples(run_dir: str | Path, records: Iterable[SampleRecord | dict[str, Any]]) -> None:
     """Write ``samples.jsonl`` (one record per line, in order) atomically. Raises WriteFailed (see :func:`write_json`)."""
 
@@ -79,32 +62,3 @@ def write_samples(run_dir: str | Path, records: Iterable[SampleRecord | dict[str
                      + "\n")
 
     write_atomically(Path(run_dir) / SAMPLES, write)
-
-
-def iter_samples(run_dir: str | Path) -> Iterator[SampleRecord]:
-    """The records of ``run_dir/samples.jsonl``. Raises ConfigError naming the file and line when one is bad."""
-    p = Path(run_dir) / SAMPLES
-    if not p.is_file():
-        raise ConfigError(f"{run_dir}: no {SAMPLES} (not a finished lensbench run folder)")
-    with p.open(encoding="utf-8") as fh:
-        for i, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                yield SampleRecord.model_validate_json(line)
-            except ValueError as exc:
-                raise ConfigError(f"{p}: line {i} is not a sample record ({str(exc).splitlines()[0]})") from None
-
-
-def load_result(run_dir: str | Path) -> RunResult:
-    """The :class:`RunResult` stored in ``run_dir/result.json``.
-
-    Raises ConfigError naming the folder when it holds no finished result.
-    """
-    p = Path(run_dir) / RESULT
-    if not p.is_file():
-        raise ConfigError(f"{run_dir}: no {RESULT} (not a lensbench run folder, or the run has not finished)")
-    try:
-        return RunResult.from_json(json.loads(p.read_text(encoding="utf-8")))
-    except (json.JSONDecodeError, KeyError) as exc:
-        raise ConfigError(f"{p}: unreadable result ({exc})") from None

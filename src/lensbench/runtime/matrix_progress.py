@@ -76,6 +76,11 @@ class CellProgress(NullProgress):
         c.state = "running"
         self.parent._changed(c, started=True)
 
+    def add(self, total: int, cached: int) -> None:
+        c = self.cell
+        c.total, c.done, c.cached = c.total + total, c.done + cached, c.cached + cached
+        self.parent._changed(c)
+
     def advance(self, errors: int) -> None:
         self.cell.done += 1
         self.cell.errors = errors

@@ -31,7 +31,8 @@ from lensbench.core.errors import ConfigError
 from lensbench.core.results import RunResult
 from lensbench.core.types import StoredResponse
 from lensbench.runtime.checks import recover_manifest
-from lensbench.runtime.folder import MANIFEST, RESULT, load_result, write_json
+from lensbench.report.runs import MANIFEST, RESULT, load_result
+from lensbench.runtime.folder import write_json
 from lensbench.runtime.lock import RunLock
 from lensbench.runtime.rebuild import rebuild_result
 from lensbench.runtime.store import RunStore

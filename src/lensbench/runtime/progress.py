@@ -1,6 +1,6 @@
 """Progress of the engine: a rich bar on a terminal, plain lines every N seconds elsewhere (SLURM, nohup).
 
-Both show done/total, rate, errors and ETA; :meth:`Progress.note` shows a passing status such as
+Both show done/total, rate, errors and ETA; :meth:`NullProgress.note` shows a passing status such as
 ``waiting 30 s (Retry-After from http://host/v1)``. Before the first reply of a phase there is
 no rate, so the ETA reads ``ETA unknown`` (never ``nan``). Many runs in one process (``lensbench
 eval``) share one display: :mod:`lensbench.runtime.matrix_progress`.
@@ -31,6 +31,10 @@ class NullProgress:
     def start(self, label: str, total: int, cached: int) -> None:
         """Begin a phase of ``total`` requests of which ``cached`` were already stored."""
 
+    def add(self, total: int, cached: int) -> None:
+        """The phase grew (requests that arrive over time): ``total`` more requests, of which ``cached``
+        were already stored (counted as done)."""
+
     def advance(self, errors: int) -> None:
         """One more request finished; ``errors`` = failed so far in this phase."""
 
@@ -58,6 +62,11 @@ class PlainProgress(NullProgress):
         return (f"{self.label}: {self.done}/{self.total} ({self.cached} cached), {rate:.1f} req/s, "
                 f"{self.errors} errors, {eta_text(self.total - self.done, rate)}")
 
+    def add(self, total: int, cached: int) -> None:
+        self.total += total
+        self.done += cached
+        self.cached += cached
+
     def advance(self, errors: int) -> None:
         self.done += 1
         self.errors = errors
@@ -83,12 +92,17 @@ class BarProgress(NullProgress):
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                    TimeRemainingColumn)
 
-        self.label = label
+        self.label, self.total, self.cached = label, total, cached
         self._p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                            TextColumn("cached {task.fields[cached]}"), TextColumn("errors {task.fields[errors]}"),
                            TimeElapsedColumn(), TimeRemainingColumn(), console=self.console, transient=False)
         self._p.start()
         self._task = self._p.add_task(label, total=total, completed=cached, cached=cached, errors=0)
+
+    def add(self, total: int, cached: int) -> None:
+        self.total += total
+        self.cached += cached
+        self._p.update(self._task, total=self.total, advance=cached, cached=self.cached)
 
     def advance(self, errors: int) -> None:
         self._p.update(self._task, advance=1, errors=errors, description=self.label)

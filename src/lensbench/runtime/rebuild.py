@@ -16,7 +16,7 @@ from lensbench.core.errors import ConfigError, TransportError
 from lensbench.core.results import RunResult
 from lensbench.core.types import Completion, Request
 from lensbench.runtime.checks import recover_manifest
-from lensbench.runtime.folder import RESULT, load_result
+from lensbench.report.runs import RESULT, load_result
 from lensbench.runtime.lock import RunLock
 from lensbench.runtime.repair import store_problem
 from lensbench.runtime.settings import RunSettings

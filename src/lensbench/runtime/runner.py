@@ -2,7 +2,7 @@
 
 Run folder layout (``--out``):
 
-* ``responses.sqlite`` — the run store (source of truth; see :mod:`lensbench.store`).
+* ``responses.sqlite`` — the run store (source of truth; see :mod:`lensbench.runtime.store`).
 * ``run.json`` — the manifest: benchmark, options, data fingerprint, model spec and
   fingerprint, generation overrides, seed, lensbench version, timings, counts. Never API keys.
 * ``samples.jsonl`` — one scored record per unit (raw reply kept, parsed answer, status).
@@ -16,6 +16,7 @@ import hashlib
 import json
 import platform
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +35,15 @@ from lensbench.runtime.checks import check_earlier_run, check_out_dir, recover_m
 from lensbench.core.writes import WriteFailed
 from lensbench.runtime.preflight import (check_key_env, check_run_requirements, check_same_settings, judge_flags,
                                          run_requirements)
-from lensbench.runtime.folder import MANIFEST, RESULT, load_result, write_json, write_samples
+from lensbench.report.runs import MANIFEST, RESULT
+from lensbench.runtime.folder import write_json, write_samples
 from lensbench.runtime.interrupt import run_async
 from lensbench.runtime.lock import RunLock
 from lensbench.runtime.store import RunStore
 from lensbench.runtime.session import EndpointSettings, Session, build_backend
 from lensbench.runtime.shards import select_shard
 
-__all__ = ["RunSettings", "run_benchmark", "arun_benchmark", "build_backends", "load_result"]
+__all__ = ["RunSettings", "run_benchmark", "arun_benchmark", "build_backends"]
 
 
 def _fingerprint(samples: list[Any]) -> str:
@@ -130,100 +132,154 @@ async def arun_benchmark(bench: Benchmark, settings: RunSettings, *, console=Non
         shard = None
         if s.shard:
             samples, shard = select_shard(samples, s.shard, _fingerprint)
-        return await _run_locked(bench, s, out, data_dir, samples, n_loaded, backends, console, offline,
-                                 limiters, shard, display, noted)
+        return await _run_locked(_Run(bench, s, out, data_dir, samples, n_loaded, backends, console, offline,
+                                      limiters, shard, display, noted))
 
 
-async def _run_locked(bench, s: RunSettings, out: Path, data_dir: Path, samples, n_loaded: int, backends, console,
-                      offline: bool, limiters, shard: dict | None = None, display=None,
-                      noted: dict[str, Any] | None = None) -> RunResult:
-    model_name = s.model_name or backends["model"].display_name or s.model
-    session = Session(out, backends, concurrency=s.concurrency, progress=display if display is not None else s.progress,
-                      console=console, seed=s.seed,
-                      retry=RetryPolicy(max_retries=s.max_retries, max_retry_after_s=s.max_retry_after),
-                      offline=offline, limiters=limiters)
-    engine, store = session.engine, session.store
-    judge = s.judge_model or bench.judge_spec()
-    manifest: dict[str, Any] = {
-        "benchmark": bench.name, "lensbench_version": __version__, "python": platform.python_version(),
-        "data_dir": str(data_dir.resolve()), "data_fingerprint": _fingerprint(samples), "n_samples": len(samples),
-        "n_samples_loaded": n_loaded, "model_spec": s.model, "model_name": model_name,
-        "model_fingerprint": backends["model"].fingerprint, "judge_spec": judge,
-        "judge_fingerprint": backends["judge"].fingerprint if "judge" in backends else None,
-        "base_urls": [redact_url(u) for u in s.base_url], "generation_overrides": s.overrides(), "seed": s.seed,
-        "limit": s.limit, "options": bench.options.model_dump(mode="json"), "settings": s.recorded(),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
-    if is_demo(data_dir):
-        manifest["demo_data"] = True
-    if shard is not None:
-        manifest["shard"] = shard
-    _save_manifest(out, store, manifest)
-    ctx = RunContext(run_dir=out, data_dir=data_dir, seed=s.seed, generate=session.generate,
-                     generate_stream=session.generate_stream,
-                     has_judge="judge" in backends, model_name=model_name, param_overrides=s.overrides(),
-                     console=console, image_max_side=s.image_max_side, image_format=s.image_format, counts=noted)
+@dataclass
+class _Run:
+    """One run once its folder is locked: the benchmark and settings, the folder, the data, the samples to
+    run (after --limit / --shard; ``n_loaded`` before), the backends by role, the console (None: the API),
+    whether it sends nothing (``offline``), the role limiters and progress display of ``lensbench eval``,
+    the shard it is (None: the whole set) and what loading counted (``noted``: samples left out ...)."""
 
-    async def _main():
-        async with session:
-            try:
-                return await bench.evaluate(samples, ctx)
-            finally:
-                manifest["store_counts"] = store.counts()
-                manifest["engine"] = vars(engine.stats) | {"by_label": engine.stats.by_label}
-                media = backends["model"].media_summary()
-                if media is not None:
-                    manifest["media"] = media
-                endpoints = backends["model"].endpoint_summary()
-                if endpoints is not None:
-                    manifest["endpoints"] = endpoints
+    bench: Benchmark
+    settings: RunSettings
+    out: Path
+    data_dir: Path
+    samples: list
+    n_loaded: int
+    backends: dict[str, Backend]
+    console: Any = None
+    offline: bool = False
+    limiters: dict[str, asyncio.Semaphore] | None = None
+    shard: dict | None = None
+    display: Any = None
+    noted: dict[str, Any] | None = None
 
+    @property
+    def model_name(self) -> str:
+        return self.settings.model_name or self.backends["model"].display_name or self.settings.model
+
+    @property
+    def judge(self) -> str | None:
+        return self.settings.judge_model or self.bench.judge_spec()
+
+
+async def _run_locked(run: _Run) -> RunResult:
+    """Evaluate, score and write the folder. ``run.json`` is written twice: at the start (with a copy in
+    the store, so a killed run can be resumed and its manifest rebuilt) and once the run ended, finished
+    (after ``samples.jsonl`` and ``result.json``) or stopped (what it did so far, then the error)."""
+    s, out = run.settings, run.out
+    session = Session(out, run.backends, concurrency=s.concurrency,
+                      progress=run.display if run.display is not None else s.progress, console=run.console,
+                      seed=s.seed, retry=RetryPolicy(max_retries=s.max_retries, max_retry_after_s=s.max_retry_after),
+                      offline=run.offline, limiters=run.limiters)
+    manifest = _manifest(run)
+    _save_manifest(out, session.store, manifest)
     t0 = time.time()
     try:
-        records = await _main()
-    except BaseException:
+        records, noted = await _evaluate(run, session, manifest)
         manifest["wall_s"] = round(time.time() - t0, 3)
+        result = _score(run, records, noted)
+    except BaseException:
+        manifest.setdefault("wall_s", round(time.time() - t0, 3))
         try:
             write_json(out / MANIFEST, manifest)
         except WriteFailed:
             pass  # the failure that stopped the run is the one to report (a full disk, most likely)
         raise
-    manifest["wall_s"] = round(time.time() - t0, 3)
-    write_json(out / MANIFEST, manifest)
-    metrics, counts = bench.aggregate(records, ctx.counts)
+    manifest["counts"] = result.counts
+    manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    _save_manifest(out, None, manifest)
+    if s.log_to and not run.offline:
+        _track(out, s, run.console)
+    return result
+
+
+def _manifest(run: _Run) -> dict[str, Any]:
+    """``run.json`` as the run starts: what was run, on what, with which settings. Never API keys."""
+    s, backends = run.settings, run.backends
+    manifest: dict[str, Any] = {
+        "benchmark": run.bench.name, "lensbench_version": __version__, "python": platform.python_version(),
+        "data_dir": str(run.data_dir.resolve()), "data_fingerprint": _fingerprint(run.samples),
+        "n_samples": len(run.samples), "n_samples_loaded": run.n_loaded, "model_spec": s.model,
+        "model_name": run.model_name, "model_fingerprint": backends["model"].fingerprint, "judge_spec": run.judge,
+        "judge_fingerprint": backends["judge"].fingerprint if "judge" in backends else None,
+        "base_urls": [redact_url(u) for u in s.base_url], "generation_overrides": s.overrides(), "seed": s.seed,
+        "limit": s.limit, "options": run.bench.options.model_dump(mode="json"), "settings": s.recorded(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    if is_demo(run.data_dir):
+        manifest["demo_data"] = True
+    if run.shard is not None:
+        manifest["shard"] = run.shard
+    return manifest
+
+
+async def _evaluate(run: _Run, session: Session, manifest: dict[str, Any]) -> tuple[list, dict[str, Any]]:
+    """The benchmark's evaluate through ``session`` (closed after): its records and the counts noted outside
+    them (loading's, then evaluating's). The store's and engine's counts, and what the model backend did to
+    images and endpoints, go into ``manifest`` even when it fails."""
+    s, backends = run.settings, run.backends
+    ctx = RunContext(run_dir=run.out, data_dir=run.data_dir, seed=s.seed, generate=session.generate,
+                     generate_stream=session.generate_stream, has_judge="judge" in backends,
+                     model_name=run.model_name, param_overrides=s.overrides(), console=run.console,
+                     image_max_side=s.image_max_side, image_format=s.image_format, counts=run.noted)
+    async with session:
+        try:
+            return await run.bench.evaluate(run.samples, ctx), ctx.counts
+        finally:
+            manifest["store_counts"] = session.store.counts()
+            manifest["engine"] = vars(session.engine.stats) | {"by_label": session.engine.stats.by_label}
+            media = backends["model"].media_summary()
+            if media is not None:
+                manifest["media"] = media
+            endpoints = backends["model"].endpoint_summary()
+            if endpoints is not None:
+                manifest["endpoints"] = endpoints
+
+
+def _score(run: _Run, records: list, noted: dict[str, Any]) -> RunResult:
+    """Aggregate ``records`` (with the counts ``noted`` outside them), write ``samples.jsonl`` and
+    ``result.json``; the result."""
+    s, bench = run.settings, run.bench
+    metrics, counts = bench.aggregate(records, noted)
     if n_empty := count_empty_replies(r for r in records if isinstance(r, SampleRecord)):
         counts["n_empty"] = n_empty  # the model's own "" answers, scored and counted apart (SPEC)
-    write_samples(out, records)
+    write_samples(run.out, records)
+    extra = _errors(records)
+    if "judge" in run.backends:
+        extra["judge"] = run.backends["judge"].display_name or run.judge
+    if s.tag:
+        extra["tag"] = s.tag
+    if is_demo(run.data_dir):
+        extra["demo_data"] = "generated demo data, not the benchmark"
+    n_run, partial = len(run.samples), s.limit is not None and len(run.samples) < run.n_loaded
+    if partial:
+        extra["partial"] = f"first {n_run} of {run.n_loaded} samples (--limit)"
+    if run.shard is not None:
+        partial = True
+        extra["partial"] = (f"shard {run.shard['index']}/{run.shard['count']}: {n_run} of "
+                            f"{run.shard['n_samples_unsharded']} samples (--shard; join the shards with 'lensbench merge')")
+    result = RunResult(benchmark=bench.name, model=run.model_name, metrics=metrics, counts=counts,
+                       options=bench.options.model_dump(mode="json"),
+                       complete=counts.get("n_error", 0) == 0 and not partial, run_dir=str(run.out), extra=extra,
+                       ci=_intervals(bench, records))
+    write_json(run.out / RESULT, result.to_json())
+    return result
+
+
+def _errors(records: list) -> dict[str, Any]:
+    """``first_error`` (one that is not "not sent" when there is one) and ``not_sent`` (requests never sent:
+    the run was stopped; reports say "not sent", not "failed") of ``result.json``'s extra."""
     errors = [e for e in map(_first_error, records) if e]
     first_error = next((e for e in errors if NOT_SENT not in e), errors[0] if errors else None)
     extra: dict[str, Any] = {"first_error": first_error} if first_error else {}
     not_sent = sum(NOT_SENT in e for e in errors)
     if not_sent:
-        extra["not_sent"] = not_sent  # never sent (the run was stopped): reports say "not sent", not "failed"
-    if "judge" in backends:
-        extra["judge"] = backends["judge"].display_name or judge
-    if s.tag:
-        extra["tag"] = s.tag
-    if manifest.get("demo_data"):
-        extra["demo_data"] = "generated demo data, not the benchmark"
-    partial = s.limit is not None and len(samples) < n_loaded
-    if partial:
-        extra["partial"] = f"first {len(samples)} of {n_loaded} samples (--limit)"
-    if shard is not None:
-        partial = True
-        extra["partial"] = (f"shard {shard['index']}/{shard['count']}: {len(samples)} of "
-                            f"{shard['n_samples_unsharded']} samples (--shard; join the shards with 'lensbench merge')")
-    result = RunResult(benchmark=bench.name, model=model_name, metrics=metrics, counts=counts,
-                       options=bench.options.model_dump(mode="json"),
-                       complete=counts.get("n_error", 0) == 0 and not partial, run_dir=str(out), extra=extra,
-                       ci=_intervals(bench, records))
-    write_json(out / RESULT, result.to_json())
-    manifest["counts"] = counts
-    manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    _save_manifest(out, None, manifest)
-    if s.log_to and not offline:
-        _track(out, s, console)
-    return result
+        extra["not_sent"] = not_sent
+    return extra
 
 
 def _track(out: Path, s: RunSettings, console) -> None:

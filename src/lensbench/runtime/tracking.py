@@ -57,9 +57,9 @@ def run_payload(run_dir: str | Path) -> dict[str, Any]:
     ``metric_rows`` / ``sample_rows`` (lists of rows in :data:`_METRIC_COLUMNS` / :data:`_SAMPLE_COLUMNS`
     order). Raises ConfigError when ``run_dir`` has no finished run (no ``result.json``)."""
     from lensbench.report.leaderboard import build_leaderboard
-    from lensbench.report.runs import load_run
+    from lensbench.report.runs import read_run
 
-    run = load_run(run_dir)
+    run = read_run(run_dir)
     if run.result is None:
         raise ConfigError(f"{run_dir}: no finished run to log ({'; '.join(run.problems) or 'no result.json'})")
     m = run.manifest or {}

@@ -1,6 +1,6 @@
 """``lensbench reproduce``: a paper's computed tables and figures, claims and baselines, on run folders.
 
-:func:`reproduce` reads only run folders (:func:`lensbench.report.runs.load_run`) and the paper's
+:func:`reproduce` reads only run folders (:func:`lensbench.report.runs.read_run`) and the paper's
 declaration (:class:`~lensbench.report.reproduce.spec.Paper`, from the benchmark's own ``reproduce``
 module through :meth:`lensbench.benchmarks.base.Benchmark.reproduction`); it sends nothing to a model and
 writes nothing into a run folder. Steps: read the runs (unreadable ones are listed, never abort), match
@@ -22,7 +22,7 @@ from lensbench.report.reproduce.match import resolve_matches
 from lensbench.report.reproduce.model import Report, Section
 from lensbench.report.reproduce.necessity import necessity_section
 from lensbench.report.reproduce.spec import Grid, Paper
-from lensbench.report.runs import LoadedRun, load_run
+from lensbench.report.runs import LoadedRun, read_run
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 
 __all__ = ["reproduce", "load_runs"]
@@ -32,7 +32,7 @@ def load_runs(run_dirs: Sequence[str | Path], paper: Paper) -> tuple[list[Loaded
     """The readable runs of the paper's benchmarks among ``run_dirs`` and one line per folder left out."""
     runs, problems = [], []
     for d in run_dirs:
-        r = load_run(d)
+        r = read_run(d)
         if r.result is None or r.records is None:
             problems.append(f"{d}: not read ({'; '.join(r.problems) or 'no result'})")
         elif r.benchmark not in paper.benchmarks:

@@ -1,5 +1,5 @@
-"""Figures of a reproduction (matplotlib, Agg, through the viewer's own figure helpers in
-:mod:`lensbench.report.figures`): PNG bytes for the HTML appendix, or None when matplotlib is not
+"""Figures of a reproduction (matplotlib, Agg, in the one lensbench plot style of
+:mod:`lensbench.report.plotstyle`): PNG bytes for the HTML appendix, or None when matplotlib is not
 installed (``lensbench[plots]``; the tables carry every number)."""
 
 from __future__ import annotations
@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from lensbench.core.extras import MissingExtraError
-from lensbench.report.figures import _plt, _png  # the viewer's Agg set-up and PNG writer, shared
+from lensbench.report.plotstyle import png_bytes, pyplot
 
 __all__ = ["scatter", "boxes", "lines"]
 
 
 def _pyplot():
     try:
-        return _plt()
+        return pyplot("reproduction figures")
     except MissingExtraError:
         return None
 
@@ -31,7 +31,7 @@ def scatter(points: Sequence[tuple[str, float, float]], xlabel: str, ylabel: str
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def boxes(groups: Mapping[str, Mapping[str, Sequence[float]]], ylabel: str, title: str) -> bytes | None:
@@ -73,4 +73,4 @@ def _finish(fig, ax, ticks: Sequence[str], ylabel: str, title: str) -> bytes:
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=7)
-    return _png(fig)
+    return png_bytes(fig)

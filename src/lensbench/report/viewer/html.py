@@ -87,7 +87,7 @@ def _split(payload: dict[str, Any], chunk: int) -> tuple[dict[str, Any], list[di
 
 
 def read_page_data(page: str) -> dict[str, Any]:
-    """The :func:`build_payload` document back from a rendered page (for tests and tools)."""
+    """The :func:`~lensbench.report.viewer.data.build_payload` document back from a rendered page (for tests and tools)."""
     def block(name: str) -> Any:
         m = re.search(rf'<script type="application/json" id="{name}">(.*?)</script>', page, re.S)
         return json.loads(m.group(1)) if m else None

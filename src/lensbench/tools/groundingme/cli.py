@@ -10,28 +10,13 @@ from typing import Annotated, Optional
 import typer
 
 from lensbench.core.errors import ConfigError, LensbenchError
-from lensbench.core.types import Request, StoredResponse
 from lensbench.core.console import fail
 
-__all__ = ["groundingme_app", "engine_generate"]
+__all__ = ["groundingme_app"]
 
 groundingme_app = typer.Typer(help="GroundingME tools: build a GroundingME-style benchmark from your images (Sec. 3.2: "
                                    "build, review, export), build rejection negatives (Sec. 5.3). Boxes of a run: "
                                    "'lensbench show RUN_DIR --id ID'.", no_args_is_help=True)
-
-
-def engine_generate(backend, store_dir: Path, concurrency: int = 8):
-    """``generate(requests) -> {id: StoredResponse}`` through the engine with a run store in
-    ``store_dir`` (cached, deduplicated, retried, resumable): a re-run sends only what is missing."""
-    from lensbench.runtime.engine import Engine
-    from lensbench.runtime.store import RunStore
-
-    async def gen(reqs: list[Request]) -> dict[str, StoredResponse]:
-        with RunStore(store_dir) as store:
-            engine = Engine({"model": backend}, store, concurrency=concurrency, progress=False)
-            return await engine.run(reqs, "negatives")
-
-    return gen
 
 
 def _fail(exc: Exception) -> None:
@@ -61,24 +46,23 @@ def negatives_cmd(
     """Edit descriptions into negatives (bbox null) and mix them with positives at NEG:POS (or, with
     --pool, write the negatives alone); --visual-check confirms them with an image-aware model."""
     from lensbench.backends.base import BackendConfig
-    from lensbench.backends.providers import make_backend
     from lensbench.runtime.folder import check_out_file
+    from lensbench.runtime.session import EndpointSettings, Session, build_backend
     from lensbench.tools.groundingme.negatives import build_negatives, mix_negatives, parse_ratio, read_refexp_source
 
     try:
         check_out_file(out)
         parse_ratio(ratio)
         items = read_refexp_source(source)
-        backend = make_backend(llm, BackendConfig(base_urls=base_url, api_key_env=api_key_env, seed=seed))
+        backend = build_backend(EndpointSettings(spec=llm, base_urls=base_url, api_key_env=api_key_env),
+                                BackendConfig(seed=seed))
     except LensbenchError as exc:
         _fail(exc)
 
-    async def main():
-        try:
-            return await build_negatives(items, engine_generate(backend, out.with_name(out.name + ".cache"), concurrency),
-                                         seed=seed)
-        finally:
-            await backend.aclose()
+    async def main():  # replies cached in OUT.cache: a re-run sends only what is missing
+        async with Session(out.with_name(out.name + ".cache"), {"model": backend}, concurrency=concurrency,
+                           progress=False) as session:
+            return await build_negatives(items, lambda reqs: session.generate(reqs, "negatives"), seed=seed)
 
     negs = asyncio.run(main())
     checked = ""

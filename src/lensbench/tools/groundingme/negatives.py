@@ -137,7 +137,7 @@ async def build_negatives(items: list[dict[str, Any]],
     The attribute type (Appearance / Component / Text / State) is drawn per item by
     ``random.Random(seed)`` unless ``kinds`` gives one per item (GroundingME construction keeps
     the L-2 of the Discriminative item it edits); ``generate(requests) -> {id: StoredResponse}`` sends the requests
-    (e.g. :func:`lensbench.tools.groundingme.cli.engine_generate`). Returns negatives: the item with
+    (e.g. :meth:`lensbench.runtime.session.Session.generate`). Returns negatives: the item with
     the edited ``description``, ``bbox: null``, ``source_description``, ``negative_type``;
     items whose edit failed or came back unchanged are skipped (``skipped`` counts in the caller)."""
     rng = random.Random(seed)

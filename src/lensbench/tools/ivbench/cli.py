@@ -61,12 +61,11 @@ def synthesize_cmd(
     """Rewrite entity mentions (LLM), drop items answerable without the image (judge), pick the image frame."""
     from lensbench.backends.base import BackendConfig
     from lensbench.backends.providers import make_backend
-    from lensbench.runtime.engine import Engine
+    from lensbench.runtime.session import Session
     from lensbench.core.errors import LensbenchError
     from lensbench.media.frame_cache import FrameCache
     from lensbench.tools.ivbench.synth import load_videoqa, make_embedder, synthesize
     from lensbench.runtime.folder import check_out_file
-    from lensbench.runtime.store import RunStore
 
     work = work or out.with_suffix(".work")
     try:
@@ -78,21 +77,13 @@ def synthesize_cmd(
         backends = {"model": make_backend(llm, BackendConfig(base_urls=base_url or [])),
                     "judge": make_backend(judge or llm, BackendConfig(base_urls=judge_base_url or base_url or []))}
         work.mkdir(parents=True, exist_ok=True)
-        store = RunStore(work)
-        engine = Engine(backends, store, concurrency=concurrency, progress=False)
 
-        async def main():
-            try:
-                return await synthesize(items, videos, out, engine.run, emb, FrameCache(work / "frames"), frames=frames,
-                                        default_question_type=question_type)
-            finally:
-                for b in backends.values():
-                    await b.aclose()
+        async def main():  # replies cached in the work folder: a re-run sends only what is missing
+            async with Session(work, backends, concurrency=concurrency, progress=False) as session:
+                return await synthesize(items, videos, out, session.generate, emb, FrameCache(work / "frames"),
+                                        frames=frames, default_question_type=question_type)
 
-        try:
-            counts = asyncio.run(main())
-        finally:
-            store.close()
+        counts = asyncio.run(main())
     except LensbenchError as exc:
         fail(str(exc))
     typer.echo(json.dumps(counts))
