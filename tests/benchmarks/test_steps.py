@@ -13,7 +13,7 @@ from lensbench.benchmarks.registry import get_benchmark
 from lensbench.benchmarks.steps import Loaded
 from lensbench.core.types import StoredResponse
 
-DEMOS = ["rgb-th-bench", "if-bench", "iv-bench", "groundingme"]
+DEMOS = ["rgb-th-bench", "if-bench", "iv-bench", "groundingme", "gobench"]
 
 
 def _demo(name, tmp_path):

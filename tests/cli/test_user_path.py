@@ -205,7 +205,8 @@ def test_list_catalogue_json(tmp_path):
 
 
 @pytest.mark.parametrize("bench,model", [("rgb-th-bench", "random"), ("if-bench", "random"), ("iv-bench", "random"),
-                                         ("groundingme", 'constant:{"bbox_2d": [10, 10, 40, 40]}')])
+                                         ("groundingme", 'constant:{"bbox_2d": [10, 10, 40, 40]}'),
+                                         ("gobench", "random")])
 def test_demo_data_runs_every_benchmark_offline(bench, model, tmp_path):
     if bench == "iv-bench":
         pytest.importorskip("av")

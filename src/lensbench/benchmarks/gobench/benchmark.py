@@ -176,6 +176,13 @@ class GOBench(Benchmark):
         info.update(n_images_missing=len(missing), n_loaded=len(present))
         return Loaded(present, info)
 
+    @classmethod
+    def write_demo(cls, root: Path) -> Path:
+        """Generated records, images and human ratings (:func:`lensbench.benchmarks.gobench.demo.write_demo`)."""
+        from lensbench.benchmarks.gobench.demo import write_demo
+
+        return write_demo(root)
+
     def count_release(self, data_dir: Path) -> int:
         """The records of ``data_total.json`` (:mod:`lensbench.benchmarks.gobench.layout`)."""
         return release.count_release(Path(data_dir))
