@@ -103,6 +103,9 @@ def report(
         print_tidy(good, n_resamples=resamples, seed=seed)
     elif results:
         print_report(get_benchmark(names.pop())(None), results, format, with_paper)
+    for d, r in zip(good, results):
+        if r.extra.get("not_stored"):
+            err_console.print(f"note: {d}: {r.extra['not_stored']}", highlight=False, markup=False)
     for line in bad:
         err_console.print(f"not reported: {line}", highlight=False, markup=False)
     for line in warned:

@@ -141,7 +141,8 @@ def error_split(run: LoadedRun) -> tuple[int, int]:
 
 def run_state(run: LoadedRun) -> str:
     """``""`` (complete), or what is missing: ``partial (...)``, ``incomplete: N failed requests``,
-    ``killed: N unsent requests`` (both when both)."""
+    ``killed: N unsent requests`` (both when both), ``N replies not stored`` (the store refused them: scored,
+    asked again on resume)."""
     res = run.result
     if res is None:
         return "unfinished: no result.json"
@@ -153,4 +154,6 @@ def run_state(run: LoadedRun) -> str:
         parts.append(f"killed: {unsent} unsent request{'s' * (unsent != 1)} (run the same command to finish)")
     if failed:
         parts.append(f"incomplete: {failed} failed request{'s' * (failed != 1)} (re-run to retry them)")
+    if n := int(res.counts.get("n_not_stored") or 0):
+        parts.append(f"{n} repl{'ies' if n != 1 else 'y'} not stored (asked again on resume)")
     return "; ".join(parts)

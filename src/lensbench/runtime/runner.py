@@ -16,7 +16,7 @@ import hashlib
 import json
 import platform
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +156,7 @@ class _Run:
     shard: dict | None = None
     display: Any = None
     noted: dict[str, Any] | None = None
+    not_stored: list[str] = field(default_factory=list)  # replies the store refused (RunStore.bad_rows)
 
     @property
     def model_name(self) -> str:
@@ -189,6 +190,8 @@ async def _run_locked(run: _Run) -> RunResult:
         except WriteFailed:
             pass  # the failure that stopped the run is the one to report (a full disk, most likely)
         raise
+    if run.not_stored:
+        _warner(run.console)(result.extra["not_stored"])
     manifest["counts"] = result.counts
     manifest["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     _save_manifest(out, None, manifest)
@@ -231,6 +234,9 @@ async def _evaluate(run: _Run, session: Session, manifest: dict[str, Any]) -> tu
             return await run.bench.evaluate(run.samples, ctx), ctx.counts
         finally:
             manifest["store_counts"] = session.store.counts()
+            run.not_stored = list(session.store.bad_rows)
+            if run.not_stored:
+                manifest["store_counts"]["not_stored"] = len(run.not_stored)
             manifest["engine"] = vars(session.engine.stats) | {"by_label": session.engine.stats.by_label}
             media = backends["model"].media_summary()
             if media is not None:
@@ -249,6 +255,9 @@ def _score(run: _Run, records: list, noted: dict[str, Any]) -> RunResult:
         counts["n_empty"] = n_empty  # the model's own "" answers, scored and counted apart (SPEC)
     write_samples(run.out, records)
     extra = _errors(records)
+    if run.not_stored:
+        counts["n_not_stored"] = len(run.not_stored)
+        extra["not_stored"] = _not_stored_line(run.not_stored)
     if "judge" in run.backends:
         extra["judge"] = run.backends["judge"].display_name or run.judge
     if s.tag:
@@ -268,6 +277,14 @@ def _score(run: _Run, records: list, noted: dict[str, Any]) -> RunResult:
                        ci=_intervals(bench, records))
     write_json(run.out / RESULT, result.to_json())
     return result
+
+
+def _not_stored_line(bad_rows: list[str]) -> str:
+    """The one line a run with replies its store refused (:attr:`RunStore.bad_rows`) says on its console and in
+    ``result.json``'s extra: how many, the first, and that they are asked again on resume."""
+    n = len(bad_rows)
+    return (f"{n} repl{'ies' if n != 1 else 'y'} could not be stored (first: {bad_rows[0]}); scored in this run, "
+            f"{'they' if n != 1 else 'it'} will be asked again when the run is resumed (same --out)")
 
 
 def _errors(records: list) -> dict[str, Any]:
