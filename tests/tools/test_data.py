@@ -643,3 +643,50 @@ def test_pinned_hub_snapshot_is_verified(github, pin, monkeypatch, tmp_path):
     served["data/test-00000.parquet"] = shards["data/test-00000.parquet"]
     doc = download("groundingme", dest, revision=rev)
     assert doc["verification"] == {"pinned": [f"hf:lirang04/GroundingME@{rev}"], "not_pinned": []}
+
+
+# ---------------------------------------------------------------- --from DIR against the pinned hashes
+def test_from_local_copy_is_checked_against_the_pins(tmp_path, pin):
+    files = rgbth_files()
+    pin_rgbth(pin, files)
+    src = write_tree(tmp_path / "checkout" / "RGB-Th-Bench" / "Data", files)
+    (src / "Source 1" / "scene 00" / "notes.txt").write_text("no pin: taken as it is")
+    bad = src / "Source 1" / "scene 07" / "rgb.jpg"
+    bad.write_bytes(b"\xff" * 1000)  # the pinned size, other content
+    dest = tmp_path / "rgb"
+    with pytest.raises(DataError) as exc:
+        download("rgb-th-bench", dest, from_dir=tmp_path / "checkout")
+    msg = str(exc.value)
+    assert str(bad) in msg and _sha(files["Source 1/scene 07/rgb.jpg"]) in msg and _sha(b"\xff" * 1000) in msg
+    assert not dest.exists()  # nothing copied, no folder left behind
+    # into an existing folder: still nothing copied, no manifest
+    dest.mkdir()
+    with pytest.raises(DataError):
+        download("rgb-th-bench", dest, from_dir=tmp_path / "checkout")
+    assert list(dest.iterdir()) == []
+    bad.write_bytes(files["Source 1/scene 07/rgb.jpg"])
+    doc = download("rgb-th-bench", dest, from_dir=tmp_path / "checkout")
+    assert doc["verification"]["pinned"] == [f"github:huhanwj/RGB-Th-Benchmark@{SHA}"]
+    assert (dest / "Source 1" / "scene 00" / "notes.txt").is_file()
+    # a file already in the folder with the pinned size but other content is replaced, not kept
+    (dest / "Source 1" / "scene 03" / "thermal.jpg").unlink()
+    (dest / "Source 1" / "scene 03" / "thermal.jpg").write_bytes(b"\x00" * 2000)
+    download("rgb-th-bench", dest, from_dir=tmp_path / "checkout")
+    assert (dest / "Source 1" / "scene 03" / "thermal.jpg").read_bytes() == files["Source 1/scene 03/thermal.jpg"]
+
+
+def test_from_local_copy_checks_the_pinned_single_files(tmp_path, pin):
+    recs = [{"index": f"direct_light_images_1.{k}", "category": "direct_light_images",
+             "image": f"direct_light_images/1.{k}.png", "title": "t", "prompt": "p",
+             "Questions_reality": "1. a\n2. b\n3. c\n4. d\n5. e", "Question_aesthetics": "q",
+             "Question_Instruction_consistency": "q"} for k in (1, 2, 3)]
+    pinned = json.dumps(recs).encode()
+    pin("github:Amber0614/GOBench@9f5c2caf4b448970fa5ec8c9d5710666275e6c77", {"data/data_total.json": pinned})
+    checkout = write_tree(tmp_path / "GOBench", {"data/data_total.json": json.dumps(recs[:2]).encode()})
+    with pytest.raises(DataError, match="differs from the pinned release github:Amber0614/GOBench@9f5c2ca") as exc:
+        download("gobench", tmp_path / "gob", from_dir=checkout)
+    assert str(checkout / "data" / "data_total.json") in str(exc.value) and _sha(pinned) in str(exc.value)
+    assert not (tmp_path / "gob").exists()
+    (checkout / "data" / "data_total.json").write_bytes(pinned)
+    doc = download("gobench", tmp_path / "gob", from_dir=checkout)
+    assert doc["verification"]["pinned"] == ["github:Amber0614/GOBench@9f5c2caf4b448970fa5ec8c9d5710666275e6c77"]

@@ -45,7 +45,8 @@ def download_cmd(
                                                          "revision of the local copy, recorded in the manifest")] = None,
     from_dir: Annotated[Optional[Path], typer.Option("--from", metavar="DIR",
                                                      help="lay out a local mirror or an existing copy instead of "
-                                                          "downloading (the data folder is found inside DIR)")] = None,
+                                                          "downloading (the data folder is found inside DIR; files "
+                                                          "with a pinned sha256 are checked first)")] = None,
 ) -> None:
     """Fetch a benchmark's official release (pinned revision, resumable, counts verified, manifest written)."""
     from lensbench.tools.data.download import download

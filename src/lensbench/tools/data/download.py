@@ -3,7 +3,8 @@
 Steps: (1) fetch — a Hugging Face snapshot (archives inside it extracted in place) or a GitHub
 archive (its data subfolder extracted), then the pinned single files from the official GitHub
 repository the hub copy lacks; or, with ``--from DIR``, copy a local mirror / an existing copy
-(the data folder is found inside DIR); (2) verify the file-set counts of
+(the data folder is found inside DIR; every file the pinned release has a sha256 for is checked
+before anything is copied); (2) verify the file-set counts of
 the benchmark's :class:`~lensbench.benchmarks.layout.Layout`; (3) write the manifest (``lensbench-data.json``: source,
 requested and resolved revision, per-file sha256, fingerprint) last.
 
@@ -45,7 +46,8 @@ from lensbench.benchmarks.layout import Layout, Source
 from lensbench.tools.data.layouts import get_layout
 from lensbench.tools.data.manifest import (MANIFEST_NAME, fingerprint, hash_files, list_files, read_manifest,
                                            write_manifest)
-from lensbench.tools.data.pins import PinnedSource, pinned_source, source_key, unknown_reason, verify_file
+from lensbench.tools.data.pins import (PinnedSource, file_pin, pinned_source, source_key, unknown_reason,
+                                       verify_file)
 from lensbench.tools.data.verify import count_files, locate
 
 __all__ = ["download"]
@@ -103,12 +105,51 @@ def _github_archive(src: Source, rev: str, dest: Path, limits: ArchiveLimits) ->
     return pins
 
 
-def _copy_tree(src: Path, dest: Path) -> None:
+def _local_pins(layout: Layout, revision: str | None) -> dict[str, tuple[tuple[int, str], str]]:
+    """The pins that apply to a ``--from`` copy: data-folder path -> ``((size, sha256), source key)``.
+
+    The release source at ``revision`` (default: the layout's; a GitHub source's ``subdir`` is the data
+    folder, so its prefix is dropped) and each pinned single file, at its ``dest`` and at its repo path
+    (a checkout keeps ``data/data_total.json`` where the download puts ``data_total.json``)."""
+    src = layout.source
+    out: dict[str, tuple[tuple[int, str], str]] = {}
+    pins = pinned_source(source_key(src.kind, src.repo, revision or src.revision))
+    if pins is not None:
+        prefix = src.subdir.strip("/") + "/" if src.kind == "github" and src.subdir else ""
+        out.update({p[len(prefix):]: (pin, pins.key) for p, pin in pins.files.items() if p.startswith(prefix)})
+    for gf in src.git_files:
+        gpins = pinned_source(source_key("github", gf.repo, gf.commit))
+        pin = gpins.expected(gf.path) if gpins is not None else None
+        if pin is not None:
+            out[gf.dest] = out[gf.path] = (pin, gpins.key)
+    return out
+
+
+def _check_local(src: Path, pins: dict[str, tuple[tuple[int, str], str]]) -> list[str]:
+    """Every pinned file of the ``--from`` folder ``src`` against its sha256, before anything is copied; the
+    sources checked. Raises DataError naming the file, the expected and the actual sha256 at the first that
+    differs (files the table has no pin for are taken as they are)."""
+    checked = set()
+    for rel in list_files(src):
+        if rel not in pins:
+            continue
+        (size, sha), key = pins[rel]
+        got_size, got = file_pin(src / rel)
+        if (got_size, got) != (size, sha):
+            raise DataError(src / rel, f"differs from the pinned release {key}: sha256 {got} ({got_size} bytes), "
+                                       f"expected {sha} ({size} bytes); nothing was copied and no manifest was "
+                                       "written")
+        checked.add(key)
+    return sorted(checked)
+
+
+def _copy_tree(src: Path, dest: Path, pins: dict[str, tuple[tuple[int, str], str]] | None = None) -> None:
     """Copy the data files of ``src`` into ``dest`` (hard links where possible); files already
-    there with the same size are kept."""
+    there with the same size are kept (a pinned one only when its sha256 is the pinned one)."""
+    pins = pins or {}
     for rel in list_files(src):
         a, b = src / rel, dest / rel
-        if _same_size(b, a.stat().st_size):
+        if _same_size(b, a.stat().st_size) and (rel not in pins or verify_file(b, pins[rel][0])):
             continue
         b.unlink(missing_ok=True)
         try:
@@ -127,12 +168,15 @@ def _from_local(layout: Layout, from_dir: Path, dest: Path, revision: str | None
     if found is None:
         raise DataError(from_dir, f"--from: no {layout.bench} data here or up to 4 levels below "
                                   f"(looked for {' or '.join(layout.markers)})")
+    pins = _local_pins(layout, revision)
+    checked = _check_local(found, pins)
     if found.resolve() != dest.resolve():
         (dest / MANIFEST_NAME).unlink(missing_ok=True)  # the folder changes: complete again only when verified
-        _copy_tree(found, dest)
+        _copy_tree(found, dest, pins)
     prior = read_manifest(found) or {}
     return {"source": {"kind": "local", "path": str(found.resolve()), "copied_from": prior.get("source")},
-            "revision_requested": revision, "revision": revision or prior.get("revision")}
+            "revision_requested": revision, "revision": revision or prior.get("revision"),
+            "verification": {"pinned": checked}}
 
 
 def _from_source(layout: Layout, revision: str | None, dest: Path, timeout: float,
