@@ -237,6 +237,46 @@ def test_model_args_reach_the_spec_and_are_checked(rgbth_gen, tmp_path):
     assert r.returncode == 2 and "ctxx: unknown argument of llamacpp:" in r.stderr and "ctx" in r.stderr
 
 
+def test_judge_model_args_are_checked_like_the_model_args(rgbth_gen, tmp_path):
+    # a judge flag where the protocol has no judge round is refused like --judge-model
+    r = cli("run", "rgb-th-bench", "--data-dir", str(rgbth_gen), "--model", "random", "--judge-model-arg", "ctx=4096",
+            "--out", str(tmp_path / "r"), "--no-progress")
+    assert r.returncode == 2 and "--judge-model-arg: rgb-th-bench has no judge or answer-parser round" in r.stderr
+    assert not (tmp_path / "r").exists()
+    demo = tmp_path / "if"
+    assert cli("data", "demo", "if-bench", str(demo)).returncode == 0
+    base = ["run", "if-bench", "--data-dir", str(demo), "--model", "random", "--no-progress"]
+    # the judge's backend validates its keys as the model's does, naming the judge flag
+    r = cli(*base, "--judge-model", "openai:j", "--judge-base-url", "http://127.0.0.1:9/v1", "--judge-model-arg",
+            "dtype=bfloat16", "--out", str(tmp_path / "a"))
+    assert r.returncode == 2 and "--judge-model-arg: the openai: backend takes no model arguments" in r.stderr
+    r = cli(*base, "--judge-model", "llamacpp:/nonexistent.gguf", "--judge-model-arg", "ctxx=4096", "--out",
+            str(tmp_path / "b"))
+    assert r.returncode == 2 and "--judge-model-arg ctxx: unknown argument of llamacpp:" in r.stderr
+    r = cli(*base, "--judge-model", "llamacpp:/nonexistent.gguf", "--judge-model-arg", "ctx", "--out",
+            str(tmp_path / "c"))
+    assert r.returncode == 2 and "give KEY=VALUE" in r.stderr
+    assert "--judge-model-arg KEY=VALUE" in cli("run", "if-bench", "--help", columns=200).stdout
+
+
+def test_judge_model_args_reach_the_judge_spec_only(monkeypatch):
+    from lensbench.benchmarks.ifbench.benchmark import IFBench
+    from lensbench.core.errors import ConfigError
+    from lensbench.runtime import runner
+    from lensbench.runtime.settings import RunSettings
+
+    specs = {}
+    monkeypatch.setattr(runner, "build_backend", lambda ep, cfg: specs.setdefault(len(specs), ep.spec))
+    s = RunSettings(model="llamacpp:/m.gguf", model_arg=["ctx=2048"], judge_model="llamacpp:/j.gguf?threads=2",
+                    judge_model_arg={"ctx": 4096, "parallel": 1}, out="x")
+    runner.build_backends(IFBench(), s)
+    assert specs == {0: "llamacpp:/m.gguf?ctx=2048", 1: "llamacpp:/j.gguf?threads=2&ctx=4096&parallel=1"}
+    with pytest.raises(ConfigError, match="--judge-model-arg: rgb-th-bench runs no judge"):
+        from lensbench.benchmarks.rgbth.benchmark import RGBThBench
+
+        runner.build_backends(RGBThBench(), RunSettings(model="random", judge_model_arg=["ctx=1"], out="x"))
+
+
 def test_model_args_doc_is_generated():
     from lensbench.backends.providers import model_args_doc
 

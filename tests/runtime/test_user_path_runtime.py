@@ -126,6 +126,24 @@ def test_eval_refuses_a_judge_on_a_benchmark_without_one(tmp_path):
         expand_cells(load_config(tmp_path / "m.toml"), tmp_path / "m.toml")
 
 
+def test_eval_judge_model_args_go_to_cells_with_a_judge_only(tmp_path):
+    from lensbench.runtime.matrix import expand_cells
+
+    (tmp_path / "m.toml").write_text('out = "runs"\nsettings = { judge_model = "llamacpp:/j.gguf", judge_model_arg = '
+                                     '{ ctx = 4096 } }\n[[model]]\nname = "m"\nspec = "random"\n[[benchmark]]\n'
+                                     'name = "rgb-th-bench"\n[[benchmark]]\nname = "if-bench"\n')
+    rgbth, ifb = expand_cells(load_config(tmp_path / "m.toml"))
+    assert rgbth.settings.judge_model_arg == [] and ifb.settings.judge_model_arg == ["ctx=4096"]
+    (tmp_path / "n.toml").write_text('out = "runs"\n[[model]]\nname = "m"\nspec = "random"\n[[benchmark]]\n'
+                                     'name = "rgb-th-bench"\njudge_model_arg = ["ctx=4096"]\n')
+    with pytest.raises(ConfigError, match=r"rgb-th-bench: judge_model_arg: rgb-th-bench has no judge"):
+        expand_cells(load_config(tmp_path / "n.toml"), tmp_path / "n.toml")
+    (tmp_path / "o.toml").write_text('out = "runs"\n[[model]]\nname = "m"\nspec = "random"\n[[benchmark]]\n'
+                                     'name = "if-bench"\njudge_model_arg = ["ctx"]\n')
+    with pytest.raises(ConfigError, match=r"judge_model_arg.*give KEY=VALUE"):
+        expand_cells(load_config(tmp_path / "o.toml"), tmp_path / "o.toml")
+
+
 # ---------------------------------------------------------------- eval keys reference
 def test_eval_keys_reference_is_generated_and_documents_every_key():
     from lensbench.benchmarks.registry import all_benchmarks

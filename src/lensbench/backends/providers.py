@@ -198,7 +198,11 @@ def model_args_doc() -> str:
              "Generated from the backends' settings models (`lensbench.backends.providers.model_args_doc`; a test "
              "keeps this file in step). The same keys can ride on the spec (`hf:PATH?dtype=bfloat16`); in a "
              "`lensbench eval` config they are a model's `model_args` table. `openai:`, `replay:`, `random` and "
-             "`constant:` take none (request fields go in `--extra-body`).", ""]
+             "`constant:` take none (request fields go in `--extra-body`).", "",
+             "A judge or answer parser takes its backend's keys the same way: `--judge-model-arg KEY=VALUE` (e.g. "
+             "`--judge-model llamacpp:judge.gguf --judge-model-arg ctx=4096`; in a `lensbench eval` config the "
+             "`judge_model_arg` table or list, beside `judge_model`). Like the other judge flags it is refused "
+             "where the benchmark has no judge round.", ""]
     for prefix, prov in PROVIDERS.items():
         fields = model_args_of(prefix)
         if fields is None:

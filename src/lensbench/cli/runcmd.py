@@ -49,7 +49,7 @@ def _metavar(name: str, inner: Any) -> str:
         return "N"
     if inner is float:
         return "X"
-    if name == "model_arg":
+    if name in ("model_arg", "judge_model_arg"):
         return "KEY=VALUE"
     if name == "log_to":
         return "wandb|mlflow"

@@ -127,7 +127,7 @@ class Cell(BaseModel):
 
 
 #: run flags that configure a judge: refused on a benchmark table without a judge round, dropped from shared tables
-JUDGE_KEYS = ("judge_model", "judge_base_url")
+JUDGE_KEYS = ("judge_model", "judge_base_url", "judge_model_arg")
 
 
 def _unknown_keys(doc: dict[str, Any]) -> list[str]:

@@ -54,9 +54,10 @@ def check_run_requirements(reqs: list[Requirement], warn: Callable[[str], None] 
 
 
 def judge_flags(s: RunSettings) -> list[str]:
-    """The judge flags ``s`` sets (``--judge-model``, ``--judge-base-url``), as flag names. (The key
-    variable's name alone sends nothing, so ``--judge-api-key-env`` is not one of them.)"""
-    return [flag for flag, v in (("--judge-model", s.judge_model), ("--judge-base-url", s.judge_base_url)) if v]
+    """The judge flags ``s`` sets (``--judge-model``, ``--judge-base-url``, ``--judge-model-arg``), as flag
+    names. (The key variable's name alone sends nothing, so ``--judge-api-key-env`` is not one of them.)"""
+    return [flag for flag, v in (("--judge-model", s.judge_model), ("--judge-base-url", s.judge_base_url),
+                                 ("--judge-model-arg", s.judge_model_arg)) if v]
 
 
 def is_loopback(url: str) -> bool:

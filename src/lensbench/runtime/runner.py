@@ -55,8 +55,9 @@ def _fingerprint(samples: list[Any]) -> str:
 
 def build_backends(bench: Benchmark, s: RunSettings, warn=None) -> dict[str, Backend]:
     """The ``model`` (and, if given, ``judge``) backends for a run (``--model-arg`` items applied to the
-    model spec). Raises ConfigError, also for a named API-key variable that is unset
-    (:func:`~lensbench.runtime.preflight.check_key_env`; ``warn`` gets the warning for a local endpoint)."""
+    model spec, ``--judge-model-arg`` items to the judge's). Raises ConfigError, also for judge arguments without
+    a judge and for a named API-key variable that is unset (:func:`~lensbench.runtime.preflight.check_key_env`;
+    ``warn`` gets the warning for a local endpoint)."""
     cfg = BackendConfig(timeout_s=s.timeout_s, image_format=s.image_format, image_max_side=s.image_max_side,
                         replay_model=s.replay_model, seed=s.seed, answer_space=bench.answer_space,
                         replay_formats=bench.replay_formats)
@@ -64,9 +65,13 @@ def build_backends(bench: Benchmark, s: RunSettings, warn=None) -> dict[str, Bac
     backends = {"model": build_backend(EndpointSettings(spec=apply_model_args(s.model, s.model_arg),
                                                         base_urls=s.base_url, api_key_env=s.api_key_env), cfg)}
     judge = s.judge_model or bench.judge_spec()
+    if s.judge_model_arg and not judge:
+        raise ConfigError(f"--judge-model-arg: {bench.name} runs no judge here (give --judge-model)")
     if judge:
         check_key_env(judge, s.judge_base_url, s.judge_api_key_env, "--judge-api-key-env", warn)
-        backends["judge"] = build_backend(EndpointSettings(spec=judge, base_urls=s.judge_base_url,
+        backends["judge"] = build_backend(EndpointSettings(spec=apply_model_args(judge, s.judge_model_arg,
+                                                                                 "--judge-model-arg"),
+                                                           base_urls=s.judge_base_url,
                                                            api_key_env=s.judge_api_key_env),
                                           cfg.model_copy(update={"replay_model": None}))
     return backends

@@ -43,6 +43,8 @@ class RunSettings(BaseModel):
     judge_base_url: list[str] = Field(default_factory=list, description="judge endpoint(s) (default: api.openai.com, "
                                       "as for a model without --base-url)")
     judge_api_key_env: str = Field(default=DEFAULT_KEY_ENV, description="environment variable with the judge's key")
+    judge_model_arg: list[str] = Field(default_factory=list, description="judge backend argument KEY=VALUE, as "
+                                       "--model-arg for the model (e.g. ctx=4096 for a llamacpp: judge)")
     concurrency: int = Field(default=8, ge=1, description="requests in flight at most")
     limit: int | None = Field(default=None, ge=1, description="evaluate only the first N samples")
     seed: int = Field(default=0, description="run seed (baselines, shuffles, sampling)")
@@ -84,7 +86,7 @@ class RunSettings(BaseModel):
                 raise ValueError(f"{', '.join(secrets)}: {SECRET_HINT}")
         return v
 
-    @field_validator("model_arg", mode="before")
+    @field_validator("model_arg", "judge_model_arg", mode="before")
     @classmethod
     def _model_args(cls, v: Any) -> Any:
         """A table / dict (config) becomes ``KEY=VALUE`` items; every item must hold ``=``."""
