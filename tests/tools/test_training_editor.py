@@ -93,6 +93,43 @@ def test_lora_saved_reloaded_changes_outputs_and_resumes(tiny_editor, tmp_path):
     assert again["resumed_from"].endswith("checkpoint-2") and again["steps"] == 3 and len(again["losses"]) == 1
 
 
+def _seen(monkeypatch) -> list[list[str]]:
+    """The prompts of every batch the training loop computes a loss on, in order."""
+    from lensbench.tools.training import editor_lora
+
+    seen: list[list[str]] = []
+    real = editor_lora.flow_matching_loss
+
+    def spy(pipe, tr, batch, *a, **kw):
+        seen.append([b["prompt"] for b in batch])
+        return real(pipe, tr, batch, *a, **kw)
+
+    monkeypatch.setattr(editor_lora, "flow_matching_loss", spy)
+    return seen
+
+
+@pytest.mark.parametrize("grad_accum,stop", [(1, 5), (2, 3)])
+def test_resume_sees_the_data_in_the_uninterrupted_order(tiny_editor, tmp_path, monkeypatch, grad_accum, stop):
+    """7 pairs in batches of 2 (4 batches an epoch, the last of 1): a run stopped at step ``stop`` (mid-way through the second epoch) and resumed
+    to step 7 trains on the same batches in the same order as a run of 7 steps without a stop, across epoch ends
+    (issue 22: the resumed run restarted the sampler's generator, so its later epochs had other orders)."""
+    pairs = [EditPair(p.sources, p.target, f"pair {i}") for i, p in enumerate(_pairs(tmp_path, 7))]
+    seen = _seen(monkeypatch)
+    whole = train_editor_lora(pairs, _settings(tiny_editor, tmp_path / "whole", max_steps=7, grad_accum=grad_accum))
+    order = list(seen)
+    assert whole["steps"] == 7 and len(order) == 7 * grad_accum  # 4 batches an epoch: whole accumulations
+    every = sorted(f"pair {i}" for i in range(7))
+    assert all(sorted(sum(order[e * 4:(e + 1) * 4], [])) == every for e in range(len(order) // 4))  # epochs
+    assert order[4:7] != order[:3]  # each epoch reshuffled
+    seen.clear()
+    cut = train_editor_lora(pairs, _settings(tiny_editor, tmp_path / "cut", max_steps=stop, grad_accum=grad_accum))
+    again = train_editor_lora(pairs, _settings(tiny_editor, tmp_path / "cut", max_steps=7, grad_accum=grad_accum))
+    assert again["resumed_from"].endswith(f"checkpoint-{stop}")
+    assert seen == order
+    # the noise and timesteps too (accelerate restores the RNG states; starting a pass draws none): same losses
+    assert cut["losses"] + again["losses"] == pytest.approx(whole["losses"], rel=1e-5)
+
+
 def test_diffsynth_lora_loads_as_diffsynth_applies_it(tiny_editor, tmp_path):
     """A crafted DiffSynth-Studio LoRA (its key names, ``.default.``, no alpha) gives the outputs of
     W + B @ A (DiffSynth's GeneralLoRALoader) once loaded through the converted names."""

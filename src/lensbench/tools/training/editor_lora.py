@@ -3,13 +3,15 @@
 Modelled on diffusers' ``examples/dreambooth/train_dreambooth_lora_qwen_image.py`` (timestep
 density ``compute_density_for_timestep_sampling``, ``sigma``-interpolated noisy latents
 ``(1 - s) x + s n``, target ``n - x``, ``compute_loss_weighting_for_sd3``, accelerate checkpoints
-and resume, ``save_lora_weights``), with the edit conditioning of
+and resume with ``skip_first_batches``, ``save_lora_weights``), with the edit conditioning of
 ``QwenImageEditPlusPipeline.__call__``: the prompt is encoded together with the source image(s)
 (resized to about 384 x 384) by the pipeline's own ``encode_prompt``, and the source images'
 VAE latents (at the training resolution) are packed and appended to the noisy target latents
 along the sequence, with one ``img_shapes`` entry each; the prediction is read from the target's
 tokens only. Only the transformer's LoRA (``settings.targets``; DiffSynth-Studio's list by
-default) is trained; VAE and text encoder stay frozen.
+default) is trained; VAE and text encoder stay frozen. A resumed run trains on the batches of an
+uninterrupted one, in its order and with its noise (each epoch's order is drawn from the seed and
+the epoch, :class:`EpochSampler`; the RNG states come back with the checkpoint).
 
 Outputs (``out/``): ``lora/pytorch_lora_weights.safetensors`` (diffusers format, with the adapter
 metadata; ``pipe.load_lora_weights(out/"lora")``), ``lora/diffsynth.safetensors`` (the same
@@ -31,7 +33,8 @@ from lensbench.tools.training.measure import Meter
 from lensbench.tools.training.settings import EditorTrainSettings
 from lensbench.tools.training.vlm_sft import JsonlLog
 
-__all__ = ["EditPair", "train_editor_lora", "flow_matching_loss", "load_editor", "PairDataset", "DIFFSYNTH_FILE"]
+__all__ = ["EditPair", "train_editor_lora", "flow_matching_loss", "load_editor", "PairDataset", "EpochSampler",
+           "DIFFSYNTH_FILE"]
 
 DIFFSYNTH_FILE = "diffsynth.safetensors"
 _CONDITION_AREA = 384 * 384  # QwenImageEditPlusPipeline.CONDITION_IMAGE_SIZE
@@ -150,10 +153,16 @@ def train_editor_lora(pairs: list[EditPair], settings: EditorTrainSettings) -> d
     meter = Meter().start()
     n_seen = 0
     tr.train()
-    skip = (step * s.grad_accum) % len(loader) if resumed else 0  # the resumed epoch's seen batches
+    # where the checkpoint stopped: its epoch, and the batches of that epoch already trained on (an epoch is
+    # ceil(batches / grad_accum) optimiser steps: accelerate syncs at the end of the loader)
+    epoch, in_epoch = divmod(step, -(-len(loader) // s.grad_accum)) if resumed else (0, 0)
+    skip = in_epoch * s.grad_accum
     while step < total:
+        # epoch e's order depends on (seed, e) alone: a resumed run sees the uninterrupted run's. Through the
+        # prepared loader (accelerate sets its sampler's epoch to the loader's own pass count on every pass)
+        loader.set_epoch(epoch)
         batches = acc.skip_first_batches(loader, skip) if skip else loader
-        skip = 0
+        epoch, skip = epoch + 1, 0
         for batch in batches:
             with acc.accumulate(tr):
                 loss = flow_matching_loss(pipe, tr, batch, s, noise_sched, acc.device, weight_dtype)
@@ -188,13 +197,34 @@ def _accelerator(s: EditorTrainSettings, out: Path, torch, accelerate):
     return acc, {"bf16": torch.bfloat16, "fp16": torch.float16}.get(mp, torch.float32)
 
 
+class EpochSampler:
+    """Indices ``0..n-1`` in a shuffled order that depends on ``(seed, epoch)`` alone (``set_epoch`` before
+    each pass), as accelerate's ``SeedableRandomSampler``: a run resumed from a checkpoint in epoch ``e``
+    sets epoch ``e``, skips the batches already seen and goes on in the uninterrupted run's order."""
+
+    def __init__(self, n: int, seed: int):
+        self.n, self.seed, self.epoch = n, seed, 0
+
+    def set_epoch(self, epoch: int) -> None:
+        """The pass to draw the order of (0-based)."""
+        self.epoch = epoch
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self):
+        torch = require("torch", "train", "training an editor LoRA")
+        return iter(torch.randperm(self.n, generator=torch.Generator().manual_seed(self.seed + self.epoch)).tolist())
+
+
 def _optimiser(pairs: list[EditPair], params: list, s: EditorTrainSettings, torch, diffusers):
-    """``(optimiser, seeded shuffling data loader, constant LR scheduler, total optimiser steps)``: ``max_steps``,
-    else ``epochs`` over the loader's accumulated steps."""
+    """``(optimiser, data loader with a seeded :class:`EpochSampler`, constant LR scheduler, total optimiser steps)``:
+    ``max_steps``, else ``epochs`` over the loader's accumulated steps. The loader has its own generator, so
+    starting a pass never draws from torch's global RNG (the noise's, restored by a resume)."""
     opt = torch.optim.AdamW(params, lr=s.learning_rate)
-    gen = torch.Generator().manual_seed(s.seed)
-    loader = torch.utils.data.DataLoader(PairDataset(pairs, s.resolution), batch_size=s.batch_size, shuffle=True,
-                                         generator=gen, collate_fn=list)
+    loader = torch.utils.data.DataLoader(PairDataset(pairs, s.resolution), batch_size=s.batch_size,
+                                         sampler=EpochSampler(len(pairs), s.seed),
+                                         generator=torch.Generator().manual_seed(s.seed), collate_fn=list)
     per_epoch = max(1, -(-len(loader) // s.grad_accum))
     total = s.max_steps if s.max_steps > 0 else max(1, round(s.epochs * per_epoch))
     return opt, loader, diffusers.optimization.get_scheduler("constant", optimizer=opt), total
