@@ -29,7 +29,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from lensbench.runtime.rows import count_ok
-from lensbench.testing.data import make_rgbth_release
+from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
 from lensbench.testing.server import FakeOpenAIServer
 from lensbench.testing.small_disk import SmallDisk, small_disk_available
 
