@@ -60,7 +60,7 @@ def test_data_check_passes_on_the_demo_and_says_so(demo):
     assert r.returncode == 1 and "FAIL  loader: records: 18 (release: 999)" in r.stdout
 
 
-@pytest.mark.parametrize("bench", ["rgb-th-bench", "if-bench", "iv-bench"])
+@pytest.mark.parametrize("bench", ["rgb-th-bench", "if-bench", "iv-bench", "groundingme"])
 def test_data_check_passes_on_the_other_demos(bench, tmp_path):
     if bench == "iv-bench" and importlib.util.find_spec("av") is None:
         pytest.skip("IV-Bench demo videos need PyAV")
