@@ -61,7 +61,8 @@ _SC = [["tests/scoring", "-k", "not 812"]]  # the n=812 binomial case alone take
 _RT = [["tests/runtime/test_send_path.py", "tests/runtime/test_stream.py", "tests/runtime/test_batching.py",
         "tests/runtime/test_engine_prefetch.py"],
        ["tests/runtime/test_engine_faults.py", "tests/runtime/test_reliability.py"]]
-_ST = [_RT[0] + ["tests/runtime/test_store_get_many.py", "tests/runtime/test_store_durability.py"], _RT[1]]
+_ST = [_RT[0] + ["tests/runtime/test_store_get_many.py", "tests/runtime/test_store_durability.py"],
+       _RT[1] + ["tests/runtime/test_full_disk.py"]]  # the disk-full outage: group-commit retries, durable()
 
 
 def _with(calls: list[list[str]], *first: str) -> list[list[str]]:
