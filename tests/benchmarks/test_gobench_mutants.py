@@ -140,3 +140,19 @@ def test_vlmevalkit_unreadable_number_is_named_in_the_problem():
     pr = parse_reply_vlmevalkit("Total Score: 4..\nAesthetics Rating: 3\nInstruction Consistency Rating: 4")
     assert not pr.complete
     assert pr.problems == ["total: '4..' is not a number (VLMEvalKit fails the whole row)"]
+
+
+# ------------------------------------------------- survivors of the held-out draw of seed 20261127
+def test_answers_as_a_list_of_question_answer_objects():
+    # {"question": ..., "answer": ...} objects: the "answer" value is the answer (the question text is not)
+    items = [{"question": f"Is light {i} real?", "answer": a} for i, a in enumerate(["yes", "no", "yes", "no", "yes"])]
+    pr = parse_reply(json.dumps({"realityAnswers": items, "aesthetics": 4, "fidelity": 3}))
+    assert pr.answers == ["Yes", "No", "Yes", "No", "Yes"]
+    assert (pr.aesthetics, pr.fidelity, pr.problems) == (4.0, 3.0, [])
+
+
+@pytest.mark.parametrize("line, total", [("Total Score: 0", 0.0), ("Total Score for Reality Assessment: 5", 5.0),
+                                         ("Total Score: 5.5", None)])
+def test_total_score_bounds_are_inclusive(line, total):
+    # the reality total lies in 0-5 (five yes/no questions): both ends are totals, 5.5 is not
+    assert parse_reply(line + "\nAesthetics Rating: 4").total == total

@@ -33,8 +33,9 @@ def _reqs(n):
                     params=GenParams(temperature=0)) for i in range(n)]
 
 
+@pytest.mark.parametrize("conc", [4, 12])  # the window: 16 units, or twice the concurrency when that is more
 @pytest.mark.parametrize("bad", [False, True])
-def test_first_window_prefetched_before_preflight_and_nothing_sent_on_bad_media(tmp_path, monkeypatch, bad):
+def test_first_window_prefetched_before_preflight_and_nothing_sent_on_bad_media(tmp_path, monkeypatch, bad, conc):
     events: list = []
 
     async def fake_preflight(requests):
@@ -44,7 +45,7 @@ def test_first_window_prefetched_before_preflight_and_nothing_sent_on_bad_media(
         return len(requests)
 
     monkeypatch.setattr(engine_mod, "preflight_media", fake_preflight)
-    n, conc = 50, 4
+    n = 50
     with RunStore(tmp_path) as store:
         eng = Engine({"model": Recorder(events)}, store, concurrency=conc, progress=False)
         window = max(16, 2 * conc)

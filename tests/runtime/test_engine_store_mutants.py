@@ -224,3 +224,76 @@ def test_missing_backend_message_names_the_fix(tmp_path):
         model_only = Engine({"model": Flaky()}, store, progress=False)
         with pytest.raises(ConfigError, match=r"request 'r0' needs a 'judge' backend; give one with --judge-model"):
             asyncio.run(model_only.run([_req(1), _req(0, role="judge")]))
+
+
+# ------------------------------------------------- survivors of the held-out draw of seed 20261127
+from lensbench.core.writes import WriteFailed  # noqa: E402
+
+
+class _ScheduleLoop(asyncio.SelectorEventLoop):
+    """An event loop that records the delay of every group-commit retry the store schedules and runs the
+    retry at once (so the test sees the backoff schedule without waiting it out)."""
+
+    def __init__(self):
+        super().__init__()
+        self.retry_delays: list[float] = []
+
+    def call_later(self, delay, callback, *args, **kw):
+        if getattr(callback, "__name__", "") == "_group_commit":
+            self.retry_delays.append(delay)
+            delay = 0
+        return super().call_later(delay, callback, *args, **kw)
+
+
+def test_a_failed_group_commit_backs_off_doubling_from_50_ms_to_1_s_then_starts_over(tmp_path, monkeypatch):
+    # the disk refuses the first 7 group commits of each outage: retries after 0.05, 0.1, 0.2, 0.4, 0.8 s,
+    # then capped at 1 s; once a commit succeeds, the next outage starts again at 0.05 s
+    fails = {"left": 0}
+    write = RunStore._write
+
+    def refusing_write(self):
+        if fails["left"]:
+            fails["left"] -= 1
+            raise WriteFailed("disk is full", len(self._rows))
+        write(self)
+
+    monkeypatch.setattr(RunStore, "_write", refusing_write)
+    loop = _ScheduleLoop()
+
+    async def put_and_wait(store, i):
+        fails["left"] = 7
+        store.put(StoredResponse(key=f"k{i}", request_id=f"r{i}", status="ok", text=f"A{i}"))
+        await asyncio.wait_for(store.durable(), 10)  # returns once the retried commit went through
+
+    try:
+        with RunStore(tmp_path) as store:
+            loop.run_until_complete(put_and_wait(store, 0))
+            assert loop.retry_delays == pytest.approx([0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0])
+            loop.retry_delays.clear()
+            loop.run_until_complete(put_and_wait(store, 1))
+            assert loop.retry_delays == pytest.approx([0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0])
+            assert {k: r.text for k, r in store.get_many(["k0", "k1"]).items()} == {"k0": "A0", "k1": "A1"}
+    finally:
+        loop.close()
+
+
+def test_once_the_store_gave_up_and_closed_a_commit_raises_nothing_more(tmp_path, monkeypatch):
+    # RunStore.commit: once the store has given up, no exception (close() reports the lost rows); that holds
+    # after the close too, when the lost rows are still queued on a closed database
+    monkeypatch.setattr(RunStore, "WRITE_RETRY_S", 0.1)
+    store = RunStore(tmp_path)
+
+    def refusing_write(self):
+        raise WriteFailed("disk is full", len(self._rows))
+
+    monkeypatch.setattr(RunStore, "_write", refusing_write)
+    with pytest.raises(WriteFailed):  # outside an event loop put() commits at once: retried 0.1 s, then given up
+        store.put(StoredResponse(key="k0", request_id="r0", status="ok", text="A"))
+    with pytest.raises(WriteFailed) as ei:
+        store.close()
+    assert ei.value.unstored == 1 and "1 replies received but not stored" in str(ei.value)
+    monkeypatch.undo()  # the disk has room again: the closed store still writes nothing and raises nothing
+    store.commit()
+    store.close()  # idempotent
+    with RunStore(tmp_path) as again:
+        assert again.n_rows() == 0

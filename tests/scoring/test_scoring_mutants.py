@@ -392,3 +392,79 @@ def test_rgbth_a_unit_with_a_failed_call_is_no_sacc_unit():
     assert t["SAcc"].units == ["A/S1"] and t["SAcc"].value() == pytest.approx(100.0)
     # QAcc: the failed question is left out, the other three are right
     assert t["QAcc"].units == ["q0", "q1", "q2"] and t["QAcc"].value() == pytest.approx(100.0)
+
+
+# ------------------------------------------------------- the held-out draw of seed 20261127: its survivors
+from lensbench.scoring.bbox import from_original_pixels  # noqa: E402
+from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, bootstrap_stats  # noqa: E402
+from lensbench.scoring.paired import pair_tables  # noqa: E402
+
+
+def test_a_malformed_key_value_is_skipped_and_the_next_box_still_found():
+    # "[1, 2, x, 4]" is neither JSON nor a numeric list: that value is skipped, the scan goes on to the next key
+    assert find_key_boxes('{"bbox_2d": [1, 2, x, 4]} then {"bbox_2d": [10, 20, 30, 40]}') == [(10.0, 20.0, 30.0, 40.0)]
+    assert find_key_boxes('{"bbox_2d": [1, 2, x, 4]}') == []
+
+
+def test_training_targets_in_rel1_and_yxyx1000():
+    # a (200, 300, 600, 500) box in a 2000 x 1000 image: rel1 divides x by 2000 and y by 1000
+    got = from_original_pixels((200, 300, 600, 500), "rel1", sent_size=(1000, 500), orig_size=(2000, 1000))
+    assert got == pytest.approx((0.1, 0.3, 0.3, 0.5))
+    # yxyx1000: x * 1000 / 2000 -> 100, 300; y * 1000 / 1000 -> 300, 500; written y1, x1, y2, x2
+    got = from_original_pixels((200, 300, 600, 500), "yxyx1000", sent_size=(1000, 500), orig_size=(2000, 1000))
+    assert got == pytest.approx((300.0, 100.0, 500.0, 300.0))
+
+
+def test_correlation_of_three_points_is_defined():
+    # n = 3 is the smallest defined case: dx = (-1, 0, 1), dy = (-1, 1, 0): r = 1 / sqrt(2 * 2) = 0.5;
+    # the values are their own ranks, so SRCC = 0.5 too
+    c = correlation([1.0, 2.0, 3.0], [1.0, 3.0, 2.0])
+    assert c["n"] == 3 and c["PLCC"] == pytest.approx(0.5) and c["SRCC"] == pytest.approx(0.5)
+    assert correlation([1.0, 2.0], [2.0, 1.0])["PLCC"] is None  # n = 2: undefined
+
+
+def test_correlation_with_a_two_valued_side_is_defined():
+    # x takes two values: dx = (-.5, -.5, .5, .5), dy = (-1.5, -.5, .5, 1.5): r = 2 / sqrt(1 * 5);
+    # x's mean ranks (1.5, 1.5, 3.5, 3.5) are x shifted and scaled, so SRCC is the same
+    x, y, r = [0.0, 0.0, 1.0, 1.0], [1.0, 2.0, 3.0, 4.0], 2 / math.sqrt(5)
+    for a, b in ((x, y), (y, x)):
+        c = correlation(a, b)
+        assert c["PLCC"] == pytest.approx(r) and c["SRCC"] == pytest.approx(r)
+
+
+def test_the_default_resample_count_is_the_documented_2000():
+    # README: --resamples defaults to 2000; a CI drawn without a count uses exactly 2000 resamples
+    t = UnitTable("acc", [f"u{i}" for i in range(30)], ["c"], [[float(i % 3 == 0)] for i in range(30)],
+                  [[1.0]] * 30, [0], pool="micro")
+    assert DEFAULT_RESAMPLES == 2000
+    assert len(bootstrap_stats(t, seed=3)) == 2000
+    assert bootstrap_ci(t, seed=3) == bootstrap_ci(t, n_resamples=2000, seed=3)
+
+
+def _two_col(num, den):
+    return UnitTable("acc", ["u1", "u2"], ["c1", "c2"], num, den, [0, 0], pool="micro")
+
+
+def test_pairing_drops_a_cell_only_one_run_scored():
+    # A scored u1 only in c1 (its c2 has den 0); B scored every cell. B's (u1, c2) must not count:
+    # A = 3/3 = 100 %; B on the shared cells (u1 c1, u2 c1, u2 c2) = 0/3 = 0 %, not 1/4 with B's extra cell
+    a = _two_col([[1, 0], [1, 1]], [[1, 0], [1, 1]])
+    b = _two_col([[0, 1], [0, 0]], [[1, 1], [1, 1]])
+    pa, pb = pair_tables(a, b)
+    assert pa.value() == 100.0 and pb.value() == 0.0
+    assert pb.den.tolist() == [[1.0, 0.0], [1.0, 1.0]]
+    r = paired_difference(a, b, n_resamples=200, seed=0)
+    assert (r.a, r.b, r.diff) == (100.0, 0.0, 100.0)
+
+
+def test_identical_runs_have_no_discordant_cluster_and_p_one():
+    t = _two_col([[1, 0], [0, 1]], [[1, 1], [1, 1]])
+    r = paired_difference(t, t, n_resamples=200, seed=0)
+    assert (r.diff, r.p_value, r.exact, r.n_discordant) == (0.0, 1.0, True, 0)
+
+
+def test_no_test_made_is_not_called_exact():
+    # one shared unit: no CI and no p-value, so nothing was enumerated either
+    t = _two_col([[1, 0], [0, 1]], [[1, 1], [1, 1]]).subset(["u1"])
+    r = paired_difference(t, t, n_resamples=200, seed=0)
+    assert (r.p_value, r.exact, r.n_discordant) == (None, False, 0)
