@@ -156,3 +156,18 @@ def test_answers_as_a_list_of_question_answer_objects():
 def test_total_score_bounds_are_inclusive(line, total):
     # the reality total lies in 0-5 (five yes/no questions): both ends are totals, 5.5 is not
     assert parse_reply(line + "\nAesthetics Rating: 4").total == total
+
+
+def test_sps_is_a_percentage_of_the_mean_score_to_the_last_bit():
+    """SPS = 100 x (mean of the per-image terms): the mean first, then the percentage (the paper's
+    arithmetic); ``100 * sum / n`` differs in the last bit for these terms (16.666666666666668)."""
+    from lensbench.benchmarks.gobench.units import sps_table
+    from lensbench.core.records import SampleRecord
+
+    terms = [0.1, 0.1, 0.3]
+    recs = [SampleRecord(benchmark="gobench", sample_id=f"s{i}", outcome="correct",
+                         labels={"image": f"img{i}"}, scores={"sps_aesthetics": v}) for i, v in enumerate(terms)]
+    t = sps_table(recs)
+    expected = 100 * (sum(terms) / len(terms))
+    assert expected != 100 * sum(terms) / len(terms)  # the two orders really differ here
+    assert t.value("Aesthetics") == expected and t.value("mean") == expected

@@ -103,3 +103,11 @@ def test_smart_resize_mimo_keeps_an_image_at_the_lower_pixel_bound():
     assert smart_resize_mimo(56, 112) == (56, 112)
     # 56 x 84 = 4,704 < 6,272: beta = sqrt(6272 / 4704) = 1.1547 -> ceil(2.309) * 28 = 84, ceil(3.464) * 28 = 112
     assert smart_resize_mimo(56, 84) == (84, 112)
+
+
+def test_the_judge_verdict_is_the_last_boxed_letter():
+    from lensbench.benchmarks.groundingme.parse import parse_judge_verdict
+
+    # Table 10 asks the judge to conclude with \boxed{}: an earlier boxed letter is part of its reasoning
+    assert parse_judge_verdict("Option \\boxed{A} looks close, but the box misses the cup. \\boxed{B}") == "B"
+    assert parse_judge_verdict("no verdict here") is None

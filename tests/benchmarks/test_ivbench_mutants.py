@@ -71,3 +71,20 @@ def test_parenthesised_letter_outside_the_options_is_ignored():
     # rule 4: "(x)" is no option letter, so the one valid parenthesised letter is c
     assert parse_choice("I pick (c) here, not (x)", OPTS) == "c"
     assert parse_choice("I pick (x) here", OPTS) is None
+
+
+def test_a_sweep_names_its_tables_accuracy_then_accuracy_2_3_with_their_settings():
+    """The unit tables of a frames sweep (module docstring of ivbench/units.py): the first configuration's
+    is ``accuracy``, the others ``accuracy#2``, ``accuracy#3`` in first-seen order, each naming its setting."""
+    from lensbench.benchmarks.ivbench.units import accuracy_tables
+
+    recs = []
+    for k, frames in enumerate((8, 16, 32)):
+        for i in range(2):
+            r = _rec("Existence", "correct" if (i + k) % 2 else "wrong", i)
+            recs.append(r.model_copy(update={"sample_id": f"{r.sample_id}@{frames}",
+                                             "labels": {**r.labels, "frames": frames, "resolution": None}}))
+    tables = accuracy_tables(recs)
+    assert list(tables) == ["accuracy", "accuracy#2", "accuracy#3"]
+    assert [t.setting for t in tables.values()] == [{"frames": f, "resolution": None} for f in (8, 16, 32)]
+    assert list(accuracy_tables(recs[:2])) == ["accuracy"] and accuracy_tables(recs[:2])["accuracy"].setting is None

@@ -56,3 +56,16 @@ def test_errors_leave_qacc_and_sacc_and_are_counted():
     assert sig["QAcc"][RGB_TXT] == pytest.approx(_threshold(3, 0.5))
     assert sig["SAcc"]["Overall"] == pytest.approx(_threshold(3, 0.5 ** 4))
     assert sig["SAcc"][RGB_TH_TXT] == pytest.approx(_threshold(2, 0.5 ** 4))
+
+
+def test_a_group_with_nothing_asked_has_no_threshold_and_adds_nothing_to_overall():
+    """A run of RGB-Txt questions only (``--limit``, a subset): RGB-Th-Txt has no significance threshold
+    and the Overall threshold counts only the questions / units that were asked."""
+    recs = [_rec(0, "A", S1, "correct"), _rec(1, "A", S1, "wrong"),
+            _rec(2, "B", S1, "correct"), _rec(3, "B", S1, "correct")]
+    m, _ = aggregate_records(recs)
+    sig = m["significance"]
+    assert sig["QAcc"][RGB_TH_TXT] is None and sig["SAcc"][RGB_TH_TXT] is None
+    assert m["QAcc"][RGB_TH_TXT] is None
+    assert sig["QAcc"]["Overall"] == pytest.approx(_threshold(4, 0.5))       # 4 questions, not 5
+    assert sig["SAcc"]["Overall"] == pytest.approx(_threshold(2, 0.5 ** 4))  # 2 units, not 3

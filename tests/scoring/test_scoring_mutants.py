@@ -468,3 +468,29 @@ def test_no_test_made_is_not_called_exact():
     t = _two_col([[1, 0], [0, 1]], [[1, 1], [1, 1]]).subset(["u1"])
     r = paired_difference(t, t, n_resamples=200, seed=0)
     assert (r.p_value, r.exact, r.n_discordant) == (None, False, 0)
+
+
+from lensbench.scoring.bootstrap import Design, pooled_stat  # noqa: E402
+from lensbench.scoring.text import extract_json_object  # noqa: E402,F811
+
+
+def test_design_sentence_names_level_method_cluster_resamples_and_seed():
+    assert Design("scene", 2000, 0).describe() == ("95% CI: percentile bootstrap over scenes (clusters resampled), "
+                                                   "2000 resamples, seed 0")
+    assert Design("video", 500, 7, level=0.9).describe().startswith("90% CI: percentile bootstrap over videos")
+
+
+def test_a_table_without_columns_has_empty_cluster_sums_and_nan_statistics():
+    t = UnitTable("acc", ["u1", "u2", "u3"], [], np.zeros((3, 0)), np.zeros((3, 0)), [], ["a", "b", "a"])
+    ids, n, d = t.cluster_sums()
+    assert ids == ["a", "b"] and n.shape == (2, 0) and d.shape == (2, 0)
+    # a batch of 5 resamples over no columns: 5 NaNs, for either pooling
+    for pool in ("macro", "micro"):
+        out = pooled_stat(np.zeros((5, 0)), np.zeros((5, 0)), np.array([], int), pool)
+        assert out.shape == (5,) and np.isnan(out).all()
+
+
+def test_json_object_after_an_unclosed_brace_is_found():
+    # the first "{" never closes; the search goes on from the next "{", not from the start again
+    assert extract_json_object('note {unclosed and then {"a": 1} end') == '{"a": 1}'
+    assert extract_json_object('{"a": {"b": 2}') == '{"b": 2}'
