@@ -494,3 +494,25 @@ def test_json_object_after_an_unclosed_brace_is_found():
     # the first "{" never closes; the search goes on from the next "{", not from the start again
     assert extract_json_object('note {unclosed and then {"a": 1} end') == '{"a": 1}'
     assert extract_json_object('{"a": {"b": 2}') == '{"b": 2}'
+
+
+from lensbench.scoring.intervals import design_for, interval_block, intervals_from_block  # noqa: E402
+
+
+def test_reply_after_the_closing_think_tag_keeps_its_first_character():
+    assert strip_reasoning("<think>weigh A and B</think>B") == "B"
+    assert strip_reasoning("prompted reasoning...</think>Yes, it is") == "Yes, it is"
+
+
+def test_macro_pooling_leaves_out_a_column_without_units():
+    # column 2 has no unit (den 0): the macro mean is over column 1 alone, not (1 + 0) / 2
+    out = pooled_stat(np.array([[1.0, 0.0]]), np.array([[1.0, 0.0]]), np.array([0, 0]), "macro")
+    assert out.tolist() == [1.0]
+
+
+def test_stored_intervals_are_read_back_only_for_the_design_they_were_drawn_with():
+    t = UnitTable("acc", ["u1", "u2", "u3"], ["c"], [[1], [0], [1]], [[1], [1], [1]], [0], ["a", "b", "c"])
+    block = interval_block({"acc": t}, "unit", n_resamples=50, seed=0)
+    assert intervals_from_block(block, design_for("unit", n_resamples=50, seed=0)) is not None
+    assert intervals_from_block(block, design_for("unit", n_resamples=50, seed=1)) is None
+    assert intervals_from_block(block, design_for("unit", n_resamples=60, seed=0)) is None
