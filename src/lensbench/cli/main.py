@@ -142,8 +142,9 @@ def log_cmd(run_dir: Annotated[Path, typer.Argument(help="a finished run folder"
             project: Annotated[Optional[str], typer.Option("--project", metavar="NAME",
                                                            help="W&B project / MLflow experiment (default: "
                                                                 "lensbench)")] = None) -> None:
-    """Log a finished run to Weights & Biases or MLflow: settings, metrics with 95% CIs, the per-sample table
-    (what 'run --log-to' does at the end of a run)."""
+    """Log a finished run to Weights & Biases or MLflow: settings, metrics with 95% CIs, the per-sample table.
+
+    This is what 'run --log-to' does at the end of a run."""
     from lensbench.core.extras import check_requirements
     from lensbench.runtime.settings import RunSettings
     from lensbench.runtime.tracking import log_run, tracker_requirements

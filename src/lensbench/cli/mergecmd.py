@@ -25,8 +25,9 @@ def register(app: typer.Typer) -> None:
             "--allow-incomplete", help="also merge shards that did not finish or have failed requests (the merged "
                                        "result says which; their missing replies count as not sent)")] = False,
     ) -> None:
-        """Merge the folders of 'lensbench run ... --shard I/N' (all N shards) into one run and score it offline:
-        same checks as one run (benchmark, model, options, data), replies deduplicated, conflicts refused."""
+        """Merge the folders of 'lensbench run ... --shard I/N' (all N shards) into one run and score it offline.
+
+        The same checks as one run (benchmark, model, options, data); replies deduplicated, conflicts refused."""
         from lensbench.runtime.merge import merge_runs
 
         result = merge_runs(run_dirs, out, err_console, allow_incomplete=allow_incomplete)

@@ -64,10 +64,12 @@ def reproduce_cmd(
                                "of the claim tests (default 10 x --resamples: Holm multiplies the smallest p, at "
                                "least 2/(N+1), by the number of tests)")] = None,
 ) -> None:
-    """Does a set of runs reproduce a paper? Every computed table and figure cell beside the published value with
-    its 95% CI and a verdict (consistent / differs with p / not comparable with the reason), the paper's claims
-    tested with paired tests and Holm's correction, token/latency/cost accounting, modality baselines, and what
-    the runs cannot support (and which run would)."""
+    """Does a set of runs reproduce a paper? Every table and figure cell with a verdict, and the paper's claims.
+
+    Every computed table and figure cell beside the published value with its 95% CI and a verdict (consistent /
+    differs with p / not comparable with the reason), the paper's claims tested with paired tests and Holm's
+    correction, token/latency/cost accounting, modality baselines, and what the runs cannot support (and which
+    run would)."""
     from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
     from lensbench.report.reproduce import reproduce
     from lensbench.report.reproduce.render_html import render_html
