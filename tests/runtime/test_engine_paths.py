@@ -41,7 +41,7 @@ URL = "http://gpu-7:8000/v1"
 class Scripted(Backend):
     """Answers ``"A:<text>"``; the request with text ``t`` follows ``script[t]``, one step per attempt (then
     ``default``). Steps: ``"ok"``, ``"retry"`` (HTTP 503, retryable), ``"fatal"`` (HTTP 400, not retryable),
-    ``"refused"`` (connection refused, retryable), a float (HTTP 429 with that Retry-After, retryable)."""
+    ``"refused"`` (connection refused, retryable), ``"401"``/``"403"``/``"404"`` (not retryable), a float (HTTP 429 with that Retry-After, retryable)."""
 
     fingerprint = "scripted"
 
@@ -63,6 +63,8 @@ class Scripted(Backend):
             raise TransportError("HTTP 400 bad request", retryable=False, kind="http", url=URL)
         if step == "refused":
             raise TransportError(f"cannot connect to {URL}", retryable=True, kind="refused", url=URL)
+        if step in ("401", "403", "404"):
+            raise TransportError(f"HTTP {step} from {URL}", retryable=False, kind="http", url=URL, status=int(step))
         raise TransportError("HTTP 429", retryable=True, retry_after=float(step), kind="http", url=URL)
 
 
@@ -229,6 +231,28 @@ def test_batched_abort_waits_for_the_whole_batch(harness):
     with pytest.raises(EndpointDown, match="giving up after 4 failed requests"):
         h.send([req(i, f"q{i}") for i in range(10)])
     assert len(h.rows()) == 4 and h.engine.stats.errors == 4
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("status,hint", [("401", "did not accept the API key"), ("403", "may not use this model"),
+                                         ("404", "check --base-url")])
+def test_identical_auth_or_not_found_errors_stop_the_run(harness, path, status, hint):
+    """Issue 32.6: three 401/403/404 in a row stop the run with one message, even after answers (a key that
+    expired mid-run), and nothing more is sent; abort_after (32 by default) would have sent 32."""
+    h = harness(path, Scripted({"q0": ["ok"]}, default=status), concurrency=1)
+    with pytest.raises(EndpointDown, match=rf"HTTP {status} 3 times in a row: .*{hint}"):
+        h.send([req(i, f"q{i}") for i in range(40)])
+    sent = len(h.backend.calls)
+    assert sent == 4  # q0 answered, then 3 failures (batched: two batches of 2)
+    assert h.rows()["r0"]["status"] == "ok" and sum(r["status"] == "error" for r in h.rows().values()) == sent - 1
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_auth_errors_that_alternate_with_answers_or_other_statuses_do_not_stop_the_run(harness, path):
+    script = {f"q{i}": [("401", "404", "ok")[i % 3]] for i in range(9)}
+    h = harness(path, Scripted(script, default="ok"), concurrency=1, abort_after=0)
+    out = h.send([req(i, f"q{i}") for i in range(9)])
+    assert sum(r.ok for r in out.values()) == 3 and len(h.backend.calls) == 9
 
 
 @pytest.mark.parametrize("path", PATHS)

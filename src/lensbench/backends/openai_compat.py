@@ -281,11 +281,11 @@ def parse_chat_reply(status: int, text_body: str, retry_after: str | None, url: 
     """
     if status == 429 or status >= 500:
         raise TransportError(f"HTTP {status} from {url}: {text_body[:200]}", kind="http", url=url,
-                             retry_after=parse_retry_after(retry_after))
+                             retry_after=parse_retry_after(retry_after), status=status)
     if status >= 300:  # 4xx; or a redirect, which is not followed (fix the --base-url)
         note = " (redirects are not followed: give the final URL as --base-url)" if status < 400 else ""
         raise TransportError(f"HTTP {status} from {url}{note}: {text_body[:500]}", retryable=False, kind="http",
-                             url=url)
+                             url=url, status=status)
     try:
         data = json.loads(text_body)
         if not isinstance(data, dict):

@@ -33,17 +33,18 @@ class TransportError(LensbenchError):
     ``retryable`` says whether the engine should try again; ``retry_after`` (seconds) is the
     server's Retry-After when it sent one; ``kind`` is what failed: ``"refused"`` (nothing listens /
     DNS), ``"timeout"``, ``"http"`` (status code), ``"malformed"`` (unreadable body), ``"empty"`` (a
-    200 with no answer: SPEC General rules) or ``"other"``; ``url``: the endpoint (shown redacted).
-    Never scored as an answer.
+    200 with no answer: SPEC General rules) or ``"other"``; ``url``: the endpoint (shown redacted);
+    ``status``: the HTTP status code of a ``"http"`` failure (None otherwise). Never scored as an answer.
     """
 
     def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None,
-                 kind: str = "other", url: str | None = None):
+                 kind: str = "other", url: str | None = None, status: int | None = None):
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
         self.kind = kind
         self.url = url
+        self.status = status
 
 
 class Interrupted(LensbenchError):

@@ -48,6 +48,14 @@ def request_json(req: Request) -> str:
                        "params": params_dump(req.params, exclude_defaults=True)}, ensure_ascii=False)
 
 
+#: HTTP statuses that fail every request alike (issue 32.6), with what to check.
+FATAL_STATUS = {
+    401: "the server did not accept the API key (--api-key-env names the variable that holds it)",
+    403: "the key may not use this model or endpoint",
+    404: "not found: check --base-url (an OpenAI-compatible URL usually ends in /v1) and the model name",
+}
+
+
 class EndpointDown(LensbenchError):
     """Raised when every request so far failed after retries (server unreachable, bad URL or key)."""
 
@@ -59,6 +67,9 @@ class RetryPolicy(BaseModel):
     ("full jitter"), or the server's Retry-After when that is longer. ``max_retries`` = retries
     after the first attempt (>= 0). ``refused_abort_after``: refused connection attempts, with no
     request answered yet, after which the run stops (a batch call refused counts once).
+    ``fatal_abort_after``: HTTP 401 / 403 / 404 replies with the same status in a row (no answer between
+    them) after which the run stops: a wrong key, a model the key may not use, or a wrong URL or model
+    name fails every request alike, so nothing more is sent (and paid for) once it has been seen a few times.
     """
 
     max_retries: int = Field(default=6, ge=0)
@@ -66,6 +77,7 @@ class RetryPolicy(BaseModel):
     max_delay_s: float = Field(default=30.0, ge=0)
     max_retry_after_s: float = Field(default=120.0, ge=0)
     refused_abort_after: int = Field(default=3, ge=1)
+    fatal_abort_after: int = Field(default=3, ge=1)
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         """Seconds to wait before retry number ``attempt + 1``: the jittered backoff, or the server's
@@ -130,6 +142,7 @@ class Engine:
         self._consecutive_errors = 0
         self._refused = 0
         self._answered = False  # some request got an answer (refused connections no longer stop the run)
+        self._fatal: tuple[int, int, str] | None = None  # (HTTP status, times in a row, last message): 401/403/404
         self.offline = offline
         self.limiters = limiters or {}
         self.last_error: str | None = None
@@ -288,11 +301,13 @@ class Engine:
             for (key, req), res in zip(pending, results):
                 if not isinstance(res, TransportError):
                     self._answered = True
+                    self._fatal = None
                     out[key] = StoredResponse(key=key, request_id=req.id, status="ok", text=res.text,
                                               reasoning=res.reasoning, attempts=attempt + 1, latency_s=latency,
                                               finish_reason=res.finish_reason, usage=res.usage)
                     continue
                 refused = res if res.kind == "refused" else refused
+                self._count_fatal(res)
                 if res.retryable and attempt < self.retry.max_retries:
                     retry.append((key, req))
                     if res.retry_after is not None and (after is None or res.retry_after > after.retry_after):
@@ -352,8 +367,21 @@ class Engine:
             resp.usage = {same.setdefault(k, k): v for k, v in resp.usage.items()}
         return resp
 
+    def _count_fatal(self, err: TransportError) -> None:
+        """Count an HTTP 401 / 403 / 404 in a row with the same status (any other failure leaves the count)."""
+        status = getattr(err, "status", None)
+        if status not in FATAL_STATUS:
+            return
+        n = self._fatal[1] + 1 if self._fatal is not None and self._fatal[0] == status else 1
+        self._fatal = (status, n, str(err))
+
     def _check_abort(self) -> None:
-        """Raise EndpointDown once ``abort_after`` requests in a row failed and none ever answered."""
+        """Raise EndpointDown once ``fatal_abort_after`` identical 401/403/404 replies came in a row, or
+        ``abort_after`` requests in a row failed and none ever answered."""
+        if self._fatal is not None and self._fatal[1] >= self.retry.fatal_abort_after:
+            status, n, last = self._fatal
+            raise EndpointDown(f"HTTP {status} {n} times in a row: {FATAL_STATUS[status]}; stopped so that nothing "
+                               f"more is sent (replies stored so far are kept). Last: {last[:300]}")
         if self.abort_after and self._consecutive_errors >= self.abort_after and self.stats.ok == 0:
             raise EndpointDown(f"giving up after {self._consecutive_errors} failed requests in a row and "
                                f"none answered (replies stored so far are kept); last error: {self.last_error}")

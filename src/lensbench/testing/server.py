@@ -27,7 +27,7 @@ from aiohttp import web
 __all__ = ["FakeOpenAIServer", "FAULTS", "serve_in_subprocess", "rule_responder"]
 
 #: Fault kinds :class:`FakeOpenAIServer` can inject.
-FAULTS = ("500", "429", "timeout", "drop", "malformed", "null_content", "no_choices", "error_object")
+FAULTS = ("500", "401", "403", "404", "429", "timeout", "drop", "malformed", "null_content", "no_choices", "error_object")
 
 
 def _default_responder(body: dict) -> str:
@@ -134,6 +134,8 @@ class FakeOpenAIServer:
                 self.faults[fault] += 1
         if fault == "500":
             return web.json_response({"error": {"message": "injected 500"}}, status=500)
+        if fault in ("401", "403", "404"):
+            return web.json_response({"error": {"message": f"injected {fault}"}}, status=int(fault))
         if fault == "429":
             return web.json_response({"error": {"message": "injected 429"}}, status=429,
                                      headers={"Retry-After": f"{self.retry_after:g}"})
