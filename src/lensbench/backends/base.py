@@ -56,6 +56,9 @@ class Backend(ABC):
     #: requests the backend generates together in one :meth:`generate_batch` call; > 1 makes the
     #: engine send it length-grouped batches (:mod:`lensbench.runtime.batching`) instead of singles.
     batch_size: int = 1
+    #: replies come from a file (replay): a failure is part of the file, never a sign that an endpoint is
+    #: down, so such failures do not count toward the engine's ``abort_after``.
+    recorded: bool = False
 
     @abstractmethod
     async def generate(self, request: Request) -> Completion:

@@ -108,6 +108,8 @@ class ReplayBackend(Backend):
     not given or not among them).
     """
 
+    recorded = True
+
     def __init__(self, path: str, model: str | None = None, formats: Sequence[ReplayFormat] = ()):
         if not path:
             raise ConfigError("--model replay:PATH needs a file path after 'replay:'")

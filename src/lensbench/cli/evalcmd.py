@@ -64,4 +64,8 @@ def register(app: typer.Typer) -> None:
         if failed or incomplete:
             err_console.print(f"{len(failed)} cell(s) failed, {len(incomplete)} incomplete: run the same "
                               f"'lensbench eval {config}' again to retry them")
+            for c in incomplete:
+                hint = c.settings.failed_hint("")
+                if hint != " to retry them":
+                    err_console.print(f"{c.out}: {hint}", highlight=False, markup=False)
             raise typer.Exit(3)

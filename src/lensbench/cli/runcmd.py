@@ -171,8 +171,8 @@ def make_run_command(bench_cls: type[Benchmark]):
                               markup=False)
         if result.counts.get("n_error"):
             first = result.extra.get("first_error") or ""
-            warn(f"incomplete run: {result.counts.get('n_error')} request(s) failed (first: {first}); run again "
-                 "with the same --out to retry them")
+            warn(f"incomplete run: {result.counts.get('n_error')} request(s) failed (first: {first}); "
+                 + settings.failed_hint("run again with the same --out"))
             raise typer.Exit(3)
 
     command.__signature__ = inspect.Signature(common + own + extra)

@@ -8,7 +8,7 @@ from dataclasses import replace
 from lensbench.core.results import RunResult
 from lensbench.report.tables import render_table
 
-__all__ = ["counts_table", "incomplete_notes", "failed_and_unsent", "run_label", "run_tags", "skipped_notes",
+__all__ = ["counts_table", "incomplete_notes", "retry_hint", "failed_and_unsent", "run_label", "run_tags", "skipped_notes",
            "empty_notes"]
 
 
@@ -53,6 +53,13 @@ def skipped_notes(results: Sequence[RunResult], what: str = "item(s)") -> str:
     left out for missing media (not scored, not in any mean). Empty when none was skipped."""
     return "".join(f"Run {r.run_dir or r.model}: {r.counts['n_skipped_missing']} {what} skipped for missing media "
                    "(--skip-missing); not scored.\n" for r in results if r.counts.get("n_skipped_missing"))
+
+
+def retry_hint(r: RunResult) -> str:
+    """How a run's failed requests are retried: ``re-run with the same --out to retry them``, or, where every
+    backend was a replay file (``extra.failures_recorded``), that the file holds them and re-running replays
+    the same (issue 32.3: the run is used as it is)."""
+    return r.extra.get("failures_recorded") or "re-run with the same --out to retry them"
 
 
 def incomplete_notes(results: Sequence[RunResult], body: Callable[[RunResult], str]) -> str:

@@ -153,7 +153,8 @@ def run_state(run: LoadedRun) -> str:
     if unsent:
         parts.append(f"killed: {unsent} unsent request{'s' * (unsent != 1)} (run the same command to finish)")
     if failed:
-        parts.append(f"incomplete: {failed} failed request{'s' * (failed != 1)} (re-run to retry them)")
+        hint = "re-run to retry them" if "failures_recorded" not in res.extra else "held by the replay file"
+        parts.append(f"incomplete: {failed} failed request{'s' * (failed != 1)} ({hint})")
     if n := int(res.counts.get("n_not_stored") or 0):
         parts.append(f"{n} repl{'ies' if n != 1 else 'y'} not stored (asked again on resume)")
     return "; ".join(parts)

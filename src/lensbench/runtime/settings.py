@@ -149,3 +149,13 @@ class RunSettings(BaseModel):
         d["base_url"] = [redact_url(u) for u in self.base_url]
         d["judge_base_url"] = [redact_url(u) for u in self.judge_base_url]
         return d
+
+    def failed_hint(self, rerun: str) -> str:
+        """What to do about failed requests (issue 32.3): ``rerun`` (the command that resumes) retries them,
+        unless every backend is a replay file, which holds the failures itself (a recorded error, or no reply
+        for the request): running again replays the same, so the hint says how the run is used as it is."""
+        if self.model.startswith("replay:") and (self.judge_model is None or self.judge_model.startswith("replay:")):
+            return (f"the replay file holds these failures ({self.model[len('replay:'):]}: a recorded error or no "
+                    "reply for the request), so running again replays the same; the run is usable as it is: "
+                    f"reports count them as failed requests ('lensbench report {self.out}') and state its coverage")
+        return f"{rerun} to retry them"

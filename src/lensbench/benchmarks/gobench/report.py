@@ -13,7 +13,7 @@ from typing import Any
 from lensbench.benchmarks.gobench.records import ANSWERS, DIM_TITLES, DIMENSIONS
 from lensbench.core.resources import read_text
 from lensbench.core.results import RunResult
-from lensbench.report.common import empty_notes, failed_and_unsent, run_label
+from lensbench.report.common import empty_notes, failed_and_unsent, retry_hint, run_label
 from lensbench.report.tables import render_table
 
 __all__ = ["paper_table", "render_tables"]
@@ -103,7 +103,7 @@ def _notes(results: Sequence[RunResult]) -> list[str]:
         failed, unsent = failed_and_unsent(r)  # a --limit run is partial, not failed
         if failed:
             notes.append(f"{r.model}: {failed} request(s) failed in transport and are not "
-                         "scored; re-run with the same --out to retry them.")
+                         f"scored; {retry_hint(r)}.")
         if unsent:
             notes.append(f"{r.model}: {unsent} request(s) were not sent (the run was stopped before sending "
                          "them); run the same command again to send them.")

@@ -12,7 +12,8 @@ from typing import Any
 
 from lensbench.core.resources import read_json
 from lensbench.core.results import RunResult
-from lensbench.report.common import counts_table, empty_notes, incomplete_notes, run_label, skipped_notes
+from lensbench.report.common import (counts_table, empty_notes, incomplete_notes, retry_hint, run_label,
+                                     skipped_notes)
 from lensbench.report.tables import render_table
 from lensbench.scoring.metrics import binomial_threshold
 from lensbench.benchmarks.rgbth.data import DEFAULT_INPUT, EXTRA_SKILLS, RGB_TH_TXT, RGB_TXT, SKILLS
@@ -78,7 +79,7 @@ def render_tables(results: Sequence[RunResult], fmt: str = "md", with_paper: boo
                                         ("units missing", "n_units_missing")], fmt))
     parts += incomplete_notes(results, lambda r: (
         f"{r.counts.get('n_error')} question(s) failed in transport and are left out "
-        f"({r.counts.get('n_units_missing')} unit(s) missing from SAcc); re-run with the same --out to retry them."
+        f"({r.counts.get('n_units_missing')} unit(s) missing from SAcc); {retry_hint(r)}."
     )).splitlines(keepends=True)
     if skipped := skipped_notes(results, "unit(s)"):
         parts.append(skipped)
