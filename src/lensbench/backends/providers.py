@@ -142,7 +142,9 @@ def make_backend(spec: str, config: BackendConfig | None = None) -> Backend:
     prefix, _, arg = spec.partition(":")
     prov = provider(prefix)
     if prov is None:
-        raise ConfigError(f"unknown model backend {prefix!r} in --model {spec!r}; known: "
+        head, sep, rest = spec.partition("/")  # lmms-eval / litellm write provider/model: openai/gpt-4o
+        hint = f" (did you mean {head}:{rest}?)" if sep and ":" not in head and provider(head) is not None else ""
+        raise ConfigError(f"unknown model backend {prefix!r} in --model {spec!r}{hint}; known: "
                           f"{', '.join(sorted([*PROVIDERS, *_installed()]))}")
     mod, _, fn = prov.target.partition(":")
     backend = getattr(importlib.import_module(mod), fn)(arg, config or BackendConfig())

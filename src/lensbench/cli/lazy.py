@@ -16,13 +16,21 @@ from collections.abc import Callable
 import typer
 from typer.core import TyperGroup
 
+from lensbench.cli.hints import command_hint, option_hint, squash
+
+try:  # the click typer runs on: its own vendored copy in newer typer releases, else the click package
+    from typer import _click as click
+except ImportError:  # pragma: no cover - typer releases before the vendored copy
+    import click
+
 __all__ = ["lazy_group", "run_command_loader", "tool_group_loader"]
 
 Loader = Callable[[], object]
 
 
 def lazy_group(loaders: dict[str, Loader], panels: list[tuple[str, list[str]]] | None = None,
-               more: Callable[[], dict[str, Loader]] | None = None) -> type[TyperGroup]:
+               more: Callable[[], dict[str, Loader]] | None = None,
+               benchmarks: Callable[[], list[str]] | None = None) -> type[TyperGroup]:
     """A :class:`TyperGroup` subclass (for ``typer.Typer(cls=...)``) with extra subcommands
     ``name -> loader()`` (a loader returns a click command or group).
 
@@ -30,7 +38,13 @@ def lazy_group(loaders: dict[str, Loader], panels: list[tuple[str, list[str]]] |
     this order (each command's ``rich_help_panel`` is set to its group); commands in no group come
     after them. Without ``panels``: eagerly registered commands first, the lazy ones after, in
     ``loaders`` order. ``more``: further loaders asked for only when a name is not among them or
-    the whole list is shown (e.g. benchmarks of installed plugins: finding them costs a scan)."""
+    the whole list is shown (e.g. benchmarks of installed plugins: finding them costs a scan).
+
+    Unknown names and options get the lensbench spelling (:mod:`lensbench.cli.hints`, issue 32.2): an unknown
+    subcommand the closest command (``lensbench run rgbth`` -> ``rgb-th-bench``); ``benchmarks`` (the
+    benchmark names) lets the top-level group send ``lensbench rgb-th-bench`` to ``lensbench run
+    rgb-th-bench`` and a tool group named like a benchmark (``lensbench ifbench --model ...``) to its run
+    command; another harness's option (``--output-path``) names ours (``--out``)."""
     order = [n for _title, names in (panels or []) for n in names]
     panel_of = {n: title for title, names in (panels or []) for n in names}
 
@@ -55,7 +69,43 @@ def lazy_group(loaders: dict[str, Loader], panels: list[tuple[str, list[str]]] |
                 cmd.rich_help_panel = panel_of[cmd_name]
             return cmd
 
+        def resolve_command(self, ctx, args):
+            try:
+                return super().resolve_command(ctx, args)
+            except click.exceptions.UsageError as exc:
+                name = str(args[0]) if args else ""
+                bench = _bench_like(name)
+                near = f"{ctx.command_path} run {bench}" if bench else None
+                near = near or (f"{ctx.command_path} {hit}" if (hit := command_hint(name, self.list_commands(ctx)))
+                                else None)
+                if near and not name.startswith("-"):
+                    exc.message = f"No such command {name!r}; did you mean '{near}'?"
+                raise
+
+        def invoke(self, ctx):
+            try:
+                return super().invoke(ctx)
+            except click.exceptions.NoSuchOption as exc:
+                if not getattr(exc, "hinted", False):
+                    exc.hinted = True
+                    hint = option_hint(exc.option_name)
+                    sub = ctx.invoked_subcommand or ""
+                    if hint is None and exc.option_name in RUN_OPTIONS and (bench := _bench_like(sub)):
+                        hint = f"'{ctx.command_path} {sub}' is a tool group; to run the benchmark: " \
+                               f"'{ctx.command_path} run {bench} ...'"
+                    if hint:
+                        exc.message, exc.possibilities = f"No such option: {exc.option_name}; {hint}", None
+                raise
+
+    def _bench_like(name: str) -> str | None:
+        """The benchmark a name means (loosely: ``rgbth``, ``IF-Bench``), when this group knows benchmarks."""
+        return next((b for b in benchmarks() if squash(b) == squash(name)), None) if benchmarks and name else None
+
     return LazyGroup
+
+
+#: options of ``lensbench run BENCHMARK`` that, given to a tool group named like a benchmark, mean a forgotten ``run``
+RUN_OPTIONS = ("--model", "--data-dir", "--out")
 
 
 def run_command_loader(name: str) -> Loader:

@@ -45,7 +45,9 @@ PANELS: list[tuple[str, list[str]]] = [
 ]
 app = typer.Typer(help="Evaluate multimodal LLMs on IF-Bench, RGB-Th-Bench, IV-Bench, GOBench and GroundingME "
                        "with their published protocols.", no_args_is_help=True, pretty_exceptions_enable=False,
-                  cls=lazy_group({name: tool_group_loader(target) for name, target in TOOL_GROUPS}, PANELS))
+                  context_settings={"help_option_names": ["-h", "--help"]},
+                  cls=lazy_group({name: tool_group_loader(target) for name, target in TOOL_GROUPS}, PANELS,
+                                 benchmarks=lambda: [*BENCHMARKS, *plugins()]))
 # run commands and tool groups are built on first use (cli/lazy.py): a run imports its own benchmark only
 run_app = typer.Typer(help="Run a benchmark: lensbench run BENCHMARK --data-dir DIR --model SPEC --out RUN_DIR",
                       no_args_is_help=True, cls=lazy_group({name: run_command_loader(name) for name in sorted(BENCHMARKS)},
