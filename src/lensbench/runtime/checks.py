@@ -11,12 +11,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from lensbench.core.errors import ConfigError
+from lensbench.core.errors import ConfigError, DataError
+from lensbench.core.jsonl import iter_jsonl
 from lensbench.report.runs import MANIFEST, SAMPLES, read_manifest
 from lensbench.runtime.folder import write_json
 from lensbench.runtime.store import RunStore
 
-__all__ = ["check_out_dir", "check_earlier_run", "recover_manifest"]
+__all__ = ["check_out_dir", "check_earlier_run", "recover_manifest", "reusable", "stored_nothing", "answered_before"]
 
 
 def check_out_dir(out: Path) -> None:
@@ -32,23 +33,43 @@ def check_out_dir(out: Path) -> None:
         raise ConfigError(f"--out {out}: {parent} is not writable")
 
 
-def check_earlier_run(out: Path, yes: bool) -> None:
-    """Refuse to silently re-buy a whole run: when ``out`` shows an earlier run (manifest or
-    samples) but its store is missing or empty, ask for ``--yes``."""
+def stored_nothing(out: Path) -> bool:
+    """True when ``out``'s store holds no reply: the file is missing, empty, or has no rows."""
     store = out / RunStore.FILENAME
-    earlier = (out / MANIFEST).exists() or (out / SAMPLES).exists()
-    if not earlier or yes:
-        return
-    if not store.exists():
-        raise ConfigError(f"{out} holds an earlier run ({MANIFEST} / {SAMPLES}) but its {RunStore.FILENAME} is "
-                          "missing: continuing would re-send every request. Pass --yes to do that.")
-    if store.stat().st_size == 0:
-        raise ConfigError(f"{out} holds an earlier run but its {RunStore.FILENAME} is empty: continuing would "
-                          "re-send every request. Pass --yes to do that.")
+    if not store.exists() or store.stat().st_size == 0:
+        return True
     with RunStore(out) as s:
-        if s.n_rows() == 0:
-            raise ConfigError(f"{out} holds an earlier run but its {RunStore.FILENAME} has no replies: continuing "
-                              "would re-send every request. Pass --yes to do that.")
+        return s.n_rows() == 0
+
+
+def answered_before(out: Path) -> bool:
+    """True when ``out``'s ``samples.jsonl`` shows a sample with a reply (an outcome other than ``error``):
+    replies were stored once, whatever the store holds now."""
+    if not (out / SAMPLES).is_file():
+        return False
+    try:
+        return any(isinstance(rec, dict) and rec.get("outcome", "error") != "error"
+                   for _ln, rec in iter_jsonl(out / SAMPLES, "samples file"))
+    except DataError:
+        return True  # unreadable: assume it held replies (asking for --yes costs nothing)
+
+
+def reusable(out: Path) -> bool:
+    """A folder whose earlier attempt stored no reply (a wrong URL, a refused replay): it is simply reused,
+    whatever settings that attempt had (issue 32.1); nothing in it can be lost or re-bought."""
+    return stored_nothing(out) and not answered_before(out)
+
+
+def check_earlier_run(out: Path, yes: bool) -> None:
+    """Refuse to silently re-buy a whole run: when ``out``'s ``samples.jsonl`` shows replies but its store
+    is missing, empty or without rows (deleted, or copied without it), ask for ``--yes``. A folder whose
+    earlier attempt stored nothing is reused without asking."""
+    if yes or not stored_nothing(out) or not answered_before(out):
+        return
+    store = out / RunStore.FILENAME
+    state = "missing" if not store.exists() else "empty" if store.stat().st_size == 0 else "without replies"
+    raise ConfigError(f"{out} holds an earlier run with replies ({SAMPLES}) but its {RunStore.FILENAME} is "
+                      f"{state}: continuing would re-send every request. Pass --yes to do that.")
 
 
 def recover_manifest(out: Path, console=None) -> dict[str, Any] | None:

@@ -31,7 +31,7 @@ from lensbench.core.results import RunResult
 from lensbench.runtime.engine import RetryPolicy
 from lensbench.runtime.settings import RunSettings
 from lensbench.core.urls import redact_url
-from lensbench.runtime.checks import check_earlier_run, check_out_dir, recover_manifest
+from lensbench.runtime.checks import check_earlier_run, check_out_dir, recover_manifest, reusable
 from lensbench.core.writes import WriteFailed
 from lensbench.runtime.preflight import (check_key_env, check_run_requirements, check_same_settings, judge_flags,
                                          run_requirements)
@@ -117,7 +117,7 @@ async def arun_benchmark(bench: Benchmark, settings: RunSettings, *, console=Non
     out.mkdir(parents=True, exist_ok=True)
     with RunLock(out):
         old = recover_manifest(out, console)
-        if old is not None:
+        if old is not None and not reusable(out):  # an attempt that stored nothing never blocks (issue 32.1)
             if old.get("benchmark") != bench.name:
                 raise ConfigError(f"{out} holds a {old.get('benchmark')!r} run; use another --out for {bench.name!r}")
             if old.get("model_fingerprint") != backends["model"].fingerprint:
