@@ -259,7 +259,7 @@ def test_auth_errors_that_alternate_with_answers_or_other_statuses_do_not_stop_t
 def test_refused_connections_abort_before_anything_is_stored(harness, path):
     h = harness(path, Scripted(default="refused"), concurrency=1,
                 retry=RetryPolicy(max_retries=6, base_delay_s=0.0, refused_abort_after=3))
-    with pytest.raises(EndpointDown, match="refuses connections; check --base-url"):
+    with pytest.raises(EndpointDown, match="cannot be reached; check --base-url"):
         h.send([req(i, f"q{i}") for i in range(4)])
     assert h.backend.calls == ["q0", "q0", "q0"]  # the third refused attempt stops the run
     assert h.rows() == {}

@@ -35,7 +35,7 @@ from lensbench.media.transport import MediaPrep
 from lensbench.core.types import Completion, ImagePart, Request, TextPart
 from lensbench.backends.base import Backend, BackendConfig
 from lensbench.backends.endpoints import EndpointPool
-from lensbench.backends.http_lean import LeanClient, basic_auth
+from lensbench.backends.http_lean import LeanClient, basic_auth, connect_failure
 
 __all__ = ["OpenAIChatBackend", "parse_retry_after", "parse_chat_reply", "is_empty_answer"]
 
@@ -240,8 +240,7 @@ class OpenAIChatBackend(Backend):
         except asyncio.TimeoutError:
             raise TransportError(f"timeout after {self.timeout_s:g}s at {shown}", kind="timeout", url=shown) from None
         except aiohttp.ClientConnectorError as exc:
-            raise TransportError(f"connection refused at {shown}: {exc.os_error or exc}", kind="refused",
-                                 url=shown) from None
+            raise connect_failure(shown, exc.os_error if isinstance(exc.os_error, OSError) else exc) from None
         except aiohttp.ClientError as exc:
             raise TransportError(f"connection failed at {shown}: {type(exc).__name__}: {exc}", url=shown) from None
         return parse_chat_reply(status, raw.decode("utf-8", "replace"), retry_after, shown)

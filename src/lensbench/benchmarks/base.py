@@ -58,6 +58,9 @@ class Benchmark(ABC):
     name: ClassVar[str]
     title: ClassVar[str]
     answer_space: ClassVar[list[str] | None] = None
+    #: why the seeded random baseline (``--model random``) cannot answer this benchmark, and what to use
+    #: instead (None: it can, from ``answer_space`` or each request's own); refused before anything is written
+    no_random_baseline: ClassVar[str | None] = None
     #: one line on what the benchmark asks (``lensbench list``)
     description: ClassVar[str] = ""
     #: size of the official release, in ``sample_unit`` (``lensbench list``); None when not fixed

@@ -318,7 +318,7 @@ class Engine:
             if refused is not None and not self._answered:
                 self._refused += 1
                 if self._refused >= self.retry.refused_abort_after:
-                    raise EndpointDown(f"{refused} — no request has succeeded and the endpoint refuses connections; "
+                    raise EndpointDown(f"{refused} — no request has succeeded and the endpoint cannot be reached; "
                                        "check --base-url (replies stored so far are kept)") from None
             if retry:
                 self.stats.retries += len(retry)

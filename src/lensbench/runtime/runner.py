@@ -61,6 +61,8 @@ def build_backends(bench: Benchmark, s: RunSettings, warn=None) -> dict[str, Bac
     cfg = BackendConfig(timeout_s=s.timeout_s, image_format=s.image_format, image_max_side=s.image_max_side,
                         replay_model=s.replay_model, seed=s.seed, answer_space=bench.answer_space,
                         replay_formats=bench.replay_formats)
+    if s.model.partition(":")[0] == "random" and bench.no_random_baseline:
+        raise ConfigError(f"--model random: {bench.title}: {bench.no_random_baseline}")
     check_key_env(s.model, s.base_url, s.api_key_env, "--api-key-env", warn)
     backends = {"model": build_backend(EndpointSettings(spec=apply_model_args(s.model, s.model_arg),
                                                         base_urls=s.base_url, api_key_env=s.api_key_env), cfg)}

@@ -48,6 +48,8 @@ class GroundingME(Benchmark):
     description = "visual grounding with rejection (boxes or 'no such object'); best-of-N with a judge"
     n_samples = 1005
     sample_unit = "samples"
+    no_random_baseline = ("a box has no finite answer space to draw from; the always-reject baseline is "
+                          "--model 'constant:{\"bbox_2d\": null}'")
     headline = "Acc@0.5, mAcc (Tables 3, 4, 8)"
     headlines = HEADLINES
     cluster = CLUSTER

@@ -113,6 +113,9 @@ class GroundingRejectionSet(GroundingME):
     headline = "Acc@0.5 Macro_Average (Tab. 5)"
     headlines = (Headline("Acc@0.5", "Macro_Average", "Macro_Average"),)
     layout = None  # items files are built ('lensbench train groundingme data'), not downloaded
+    description = ("grounding with rejection on a built items file (RefCOCOg val + negatives, 'lensbench train "
+                   "groundingme data'): positives' boxes and negatives' rejection, averaged")
+    n_samples = None  # an items file of the user's own construction: no fixed size
 
     @classmethod
     def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
