@@ -47,13 +47,20 @@ def check_completion(result: Any, prefix: str) -> Completion:
 class PluginBackend(Backend):
     """``inner`` (a package's backend for spec prefix ``prefix``) with every result checked by
     :func:`check_completion` and any other exception of its calls turned into a retryable
-    TransportError. Fingerprint, display name, batch size and the summaries are ``inner``'s."""
+    TransportError. Fingerprint, display name, batch size, the summaries and any other attribute are
+    ``inner``'s."""
 
     def __init__(self, inner: Backend, prefix: str):
         self.inner, self.prefix = inner, prefix
         self.fingerprint = inner.fingerprint
         self.display_name = inner.display_name
         self.batch_size = inner.batch_size
+
+    def __getattr__(self, name: str) -> Any:
+        """Any other attribute is ``inner``'s (its settings, its answer ...)."""
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
     def _failure(self, exc: Exception) -> TransportError:
         return TransportError(f"model backend {self.prefix!r} raised {type(exc).__name__}: {exc}", kind="other")
