@@ -328,6 +328,10 @@ def test_eval_goes_on_after_a_raising_cell_and_names_it(installed, tmp_path):
         name = "bad-init"
         data_dir = "{installed}"
         [[benchmark]]
+        name = "bad-import"
+        data_dir = "{installed}"
+        options = {{ anything = 1 }}
+        [[benchmark]]
         name = "toy-count"
         data_dir = "{installed}"
     """), encoding="utf-8")
@@ -337,4 +341,5 @@ def test_eval_goes_on_after_a_raising_cell_and_names_it(installed, tmp_path):
     assert json.loads((tmp_path / "m" / "const" / "toy-count" / "result.json").read_text())["counts"]["n"] == 12
     assert "const/bad-score" in out and "scored raised RuntimeError: boom at score" in out, out
     assert "const/bad-init" in out and "__init__ raised RuntimeError: boom at construction" in out, out
-    assert "2 cell(s) failed" in out
+    assert "const/bad-import" in out and "cannot be loaded: RuntimeError: boom at import" in out, out
+    assert "3 cell(s) failed" in out

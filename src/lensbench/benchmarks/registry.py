@@ -129,8 +129,7 @@ def _plugin_class(name: str, target: str) -> type[Benchmark]:
         raise PluginError(f"plugin {name!r} ({target}) cannot be loaded: {why}", name, why) from None
     if not (isinstance(cls, type) and issubclass(cls, Benchmark) and getattr(cls, "name", None) == name):
         why = f"{target} is not a lensbench Benchmark subclass named {name!r}"
-        raise PluginError(f"plugin {name!r} ({ENTRY_POINT_GROUP} entry point {name} = {target}) {why[len(target) + 1:]}",
-                          name, why)
+        raise PluginError(f"plugin {name!r} ({target}) is not a lensbench Benchmark subclass named {name!r}", name, why)
     return guarded(cls, name, target)
 
 
