@@ -13,7 +13,8 @@ import textwrap
 import pytest
 
 from lensbench.backends.base import BackendConfig
-from lensbench.backends.providers import PROVIDERS, apply_model_args, make_backend, provider, providers
+from lensbench.backends.providers import (PROVIDERS, PluginBackend, apply_model_args, make_backend, provider,
+                                         providers)
 from lensbench.core.errors import ConfigError
 
 MODULE = '''
@@ -81,7 +82,8 @@ def plugin(tmp_path, monkeypatch, request):
 def test_an_installed_backend_is_built_from_its_prefix(plugin):
     _folder, mod = plugin
     b = make_backend("echo:Yes", BackendConfig())
-    assert type(b).__module__ == mod and b.fingerprint == "echo:Yes:"
+    # held to the Backend contract at every call (issue 30 item 5), the package's own backend inside
+    assert isinstance(b, PluginBackend) and type(b.inner).__module__ == mod and b.fingerprint == "echo:Yes:"
     assert make_backend("plain:").answer == "plain"
     # its model arguments ride on the spec as the built-in ones do
     spec = apply_model_args("echo:Yes", ["suffix=!"])

@@ -145,7 +145,8 @@ def test_plugins_that_cannot_be_loaded_are_named_and_built_ins_win(tmp_path, mon
         "rgb-th-bench = nowhere_at_all.bench:Bench\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     assert {"no-module", "not-a-bench"} <= set(benchmark_names())
-    with pytest.raises(ConfigError, match=r"entry point 'no-module' .* cannot be loaded: ModuleNotFoundError"):
+    with pytest.raises(ConfigError, match=r"plugin 'no-module' \(nowhere_at_all.bench:Bench\) cannot be loaded: "
+                                          r"ModuleNotFoundError"):
         get_benchmark("no-module")
     with pytest.raises(ConfigError, match="is not a lensbench Benchmark subclass named 'not-a-bench'"):
         get_benchmark("not-a-bench")

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from lensbench.cli.main import app
 from lensbench.testing.server import FakeOpenAIServer
+from lensbench.tools.groundingme.review_cli import image_roots
 from lensbench.tools.groundingme.review import (apply_review, selection_form, selection_items, verification_form,
                                                 verification_scores)
 from lensbench.tools.review import ReviewDB, ReviewServer, binary_scores
@@ -58,7 +59,7 @@ def test_selection_review_resolved_and_exported(built, tmp_path):
     assert by[rej["id"]].boxes == {"distractor": rej["distractor_bbox"]} and "made from" in by[rej["id"]].info["source"]
     assert by[kite["id"]].texts == {"description": kite["description"]} and by[kite["id"]].boxes["box"] == kite["bbox"]
     db_path = work / "review.sqlite"
-    with ReviewDB(db_path, selection_form()) as db, ReviewServer(items, db) as srv:
+    with ReviewDB(db_path, selection_form()) as db, ReviewServer(items, db, roots=image_roots(work)) as srv:
         # the page's own call: a fixed box is checked against the image size
         got = _post(srv.url + "api/answer", {"reviewer": "ann", "item": kite["id"],
                                              "values": {"decision": "edit", "box": [199, 99, 221, 116]}})
@@ -155,12 +156,13 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian package 'chromium' not installed")
 def test_selection_page_in_headless_chromium(built, tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api")
-    _work, cands = built
+    work, cands = built
     kite = next(c for c in cands if c["subtask_l2"] == "Small")
     items = selection_items([kite])
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        with ReviewDB(tmp_path / "r.sqlite", selection_form()) as db, ReviewServer(items, db) as srv:
+        with ReviewDB(tmp_path / "r.sqlite", selection_form()) as db, \
+                ReviewServer(items, db, roots=image_roots(work)) as srv:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.goto(srv.url + "?reviewer=cy")
             page.wait_for_selector("#main:not([hidden])")

@@ -168,7 +168,7 @@ def test_rating_page_in_headless_chromium(tmp_path):
     items, unknown = collect_items(data, load_records(data / "data_total.json"), "release")
     assert len(items) == 4 and not unknown
     db = RatingsDB(tmp_path / "ratings.sqlite")
-    with RatingServer(items, db) as srv, sync_api.sync_playwright() as pw:
+    with RatingServer(items, db, roots=[data]) as srv, sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
         page = browser.new_page()
         page.goto(srv.url + "?rater=alice")

@@ -60,7 +60,7 @@ def served(tmp_path):
     data = _mini_release(tmp_path / "data")
     items, _ = collect_items(data, load_records(data / "data_total.json"), "release")
     db = RatingsDB(tmp_path / "ratings.sqlite")
-    with RatingServer(items, db) as srv:
+    with RatingServer(items, db, roots=[data]) as srv:
         yield srv, db, items[0].item
     db.close()
 
@@ -205,7 +205,7 @@ def test_a_rating_database_of_the_first_rating_page_still_loads(tmp_path):
     data = _mini_release(tmp_path / "data")
     items, _ = collect_items(data, load_records(data / "data_total.json"), "release")
     db = RatingsDB(old)
-    with RatingServer(items, db) as srv:
+    with RatingServer(items, db, roots=[data]) as srv:
         origin = f"http://127.0.0.1:{srv.port}"
         assert _post(srv.url + "api/rate", _rating("bob", item), origin=origin)[0] == 200
     assert db.raters() == ["ann", "bob"] and db.of_rater("ann")[item]["fidelity"] == "2"

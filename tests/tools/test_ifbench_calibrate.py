@@ -54,7 +54,8 @@ def test_two_stages_then_finalize(built, tmp_path):
     new_letter = next(L for L in "ABCD" if L != t1["answer"])
     edit1 = {**t1, "en_question": "Edited question?", "answer": new_letter}
     # stage 1, reviewer ann through the page's API (as the page posts: the decision and every text)
-    with ReviewDB(tmp_path / "s1_ann.sqlite", CALIBRATION_FORM) as db, ReviewServer(items, db) as srv:
+    with ReviewDB(tmp_path / "s1_ann.sqlite", CALIBRATION_FORM) as db, \
+            ReviewServer(items, db, roots=[out / "infrared_imgs"]) as srv:
         api = srv.url + "api/answer"
         for k, dec in ((0, "accept"), (2, "reject"), (3, "accept"), (5, "accept"), (6, "accept"), (7, "accept"),
                        (8, "accept")):
@@ -143,7 +144,7 @@ def test_calibration_page_edit_in_chromium(built, tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api")
     out, recs = built
     items = review_items(recs, out / "infrared_imgs")
-    with ReviewDB(tmp_path / "s.sqlite", CALIBRATION_FORM) as db, ReviewServer(items, db) as srv, \
+    with ReviewDB(tmp_path / "s.sqlite", CALIBRATION_FORM) as db, ReviewServer(items, db, roots=[out / "infrared_imgs"]) as srv, \
             sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1400, "height": 1000})

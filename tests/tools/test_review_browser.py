@@ -53,7 +53,7 @@ def browser():
 
 def test_accept_edit_reject_with_text_and_box(tmp_path, browser):
     items = _items(tmp_path)
-    with ReviewDB(tmp_path / "r.sqlite", FORM) as db, ReviewServer(items, db) as srv:
+    with ReviewDB(tmp_path / "r.sqlite", FORM) as db, ReviewServer(items, db, roots=[tmp_path]) as srv:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.goto(srv.url + "?reviewer=ann")
         page.wait_for_selector("#main:not([hidden])")
@@ -90,7 +90,7 @@ def test_a_choice_clicked_keeps_unsaved_text_and_box_edits(tmp_path, browser):
     form = Form(fields=(Field.decision(), Field.scale("quality", "Quality"), Field.text("question", "Question"),
                         Field.box("box", "Object")), info=("source",), title="Calibration")
     items = _items(tmp_path)
-    with ReviewDB(tmp_path / "r.sqlite", form) as db, ReviewServer(items, db) as srv:
+    with ReviewDB(tmp_path / "r.sqlite", form) as db, ReviewServer(items, db, roots=[tmp_path]) as srv:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.goto(srv.url + "?reviewer=ann")
         page.wait_for_selector("#main:not([hidden])")
@@ -122,7 +122,7 @@ def test_judge_mode_by_keyboard_and_login(tmp_path, browser):
     form = Form(fields=(Field.judge("groundable", "groundable", "not groundable", "Can the description be grounded?"),),
                 title="Rejection check", info=("source",))
     items = _items(tmp_path)
-    with ReviewDB(tmp_path / "r.sqlite", form) as db, ReviewServer(items, db) as srv:
+    with ReviewDB(tmp_path / "r.sqlite", form) as db, ReviewServer(items, db, roots=[tmp_path]) as srv:
         page = browser.new_page()
         page.goto(srv.url)
         page.fill("#name", "bob")
@@ -152,7 +152,7 @@ class _Attacker(http.server.BaseHTTPRequestHandler):
 
 def test_a_page_from_another_origin_stores_nothing(tmp_path, browser):
     items = _items(tmp_path)
-    with ReviewDB(tmp_path / "r.sqlite", FORM) as db, ReviewServer(items, db) as srv:
+    with ReviewDB(tmp_path / "r.sqlite", FORM) as db, ReviewServer(items, db, roots=[tmp_path]) as srv:
         target = srv.url + "api/answer"
         body = '{"reviewer": "evil", "item": "k0", "values": {"decision": "reject"}}'
         _Attacker.html = f"""<!doctype html><html><body>

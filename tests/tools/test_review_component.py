@@ -35,7 +35,10 @@ def test_field_values_are_validated_and_canonical():
     with pytest.raises(ValueError):
         yn.clean(True)
     s = Field.scale("aes")
-    assert s.options == ("1", "2", "3", "4", "5") and s.clean(4) == "4" and s.level == "interval"
+    assert s.options == ("1", "2", "3", "4", "5") and s.clean("4") == "4" and s.level == "interval"
+    for bad in (4, True, None, ["4"]):  # issue 30 item 7: only strings; a JSON number or true is refused
+        with pytest.raises(ValueError, match="as a string"):
+            s.clean(bad)
     with pytest.raises(ValueError):
         s.clean("6")
     assert Field.decision().options == DECISIONS
@@ -228,7 +231,7 @@ def _post(url, body):
 
 def test_server_stores_actions_and_shows_no_paths(tmp_path):
     items = _items(tmp_path)
-    with ReviewDB(tmp_path / "r.sqlite", FORM) as db, ReviewServer(items, db) as srv:
+    with ReviewDB(tmp_path / "r.sqlite", FORM) as db, ReviewServer(items, db, roots=[tmp_path]) as srv:
         with urllib.request.urlopen(srv.url) as r:
             html = r.read().decode()
             csp = r.headers["Content-Security-Policy"]

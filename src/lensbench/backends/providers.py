@@ -16,6 +16,12 @@ installed package adds one without editing lensbench, through the entry-point gr
 and ``--model mymodel:ARG`` builds it (the package is imported only then, or by ``lensbench list``).
 A built-in prefix is never taken over by a package.
 
+A package's backend cannot take a run down (issue 30 item 5): one that cannot be imported or built
+is a one-line ConfigError naming it; what it builds is wrapped (:class:`PluginBackend`) so that a
+call returning None, no text, a non-str text or anything but a
+:class:`~lensbench.core.types.Completion`, or raising an exception that is not a TransportError, is
+a server failure of that request (a retryable TransportError: retried, then an ``error`` outcome).
+
 Model arguments (``--model-arg KEY=VALUE`` / ``-M``, ``model_args`` in an eval config; like
 lmms-eval's ``--model_args`` and inspect's ``-M``): a backend that takes them names its settings
 model in ``args`` (``"module:Model"``, whose fields are the keys); :func:`apply_model_args` puts
@@ -34,20 +40,23 @@ from urllib.parse import parse_qsl, urlencode
 from pydantic import BaseModel
 
 from lensbench.backends.base import Backend, BackendConfig
+from lensbench.backends.plugin import PluginBackend
 from lensbench.core.configcheck import type_text
 from lensbench.core.errors import ConfigError
 
-__all__ = ["Provider", "PROVIDERS", "ENTRY_POINT_GROUP", "model_backend", "provider", "providers", "make_backend",
+__all__ = ["Provider", "PluginBackend", "PROVIDERS", "ENTRY_POINT_GROUP", "model_backend", "provider", "providers", "make_backend",
            "apply_model_args", "model_args_of", "model_args_doc"]
 
 
 class Provider(NamedTuple):
     """One backend family: ``target`` is ``"module:function"``; ``help`` is shown by ``lensbench list``;
-    ``args`` is ``"module:Model"`` of the pydantic model whose fields are its model arguments (None: none)."""
+    ``args`` is ``"module:Model"`` of the pydantic model whose fields are its model arguments (None: none);
+    ``error``: why an installed package's backend cannot be loaded (``"RuntimeError: boom"``), else None."""
 
     target: str
     help: str
     args: str | None = None
+    error: str | None = None
 
 
 PROVIDERS: dict[str, Provider] = {
@@ -105,9 +114,11 @@ def _load(ep: EntryPoint) -> Provider:
     try:
         make = ep.load()
     except Exception as exc:  # noqa: BLE001 - another package's import error, reported as a bad setting
-        dist = ep.dist.name if ep.dist is not None else "?"
-        raise ConfigError(f"model backend {ep.name!r} of the package {dist!r} cannot be loaded from {ep.value} "
-                          f"({type(exc).__name__}: {exc})") from None
+        why = f"{type(exc).__name__}: {exc}"
+        err = ConfigError(f"model backend {ep.name!r} of the package {_dist(ep)!r} cannot be loaded from {ep.value} "
+                          f"({why})")
+        err.reason = why
+        raise err from None
     return getattr(make, "lensbench_provider", None) or Provider(ep.value, f"(from {ep.value})")
 
 
@@ -128,8 +139,12 @@ def providers() -> dict[str, Provider]:
         try:
             out[name] = _load(ep)
         except ConfigError as exc:
-            out[name] = Provider(ep.value, f"cannot be loaded: {exc}")
+            out[name] = Provider(ep.value, f"cannot be loaded: {exc}", error=getattr(exc, "reason", str(exc)))
     return out
+
+
+def _dist(ep: EntryPoint) -> str:
+    return ep.dist.name if ep.dist is not None else "?"
 
 
 def make_backend(spec: str, config: BackendConfig | None = None) -> Backend:
@@ -147,11 +162,22 @@ def make_backend(spec: str, config: BackendConfig | None = None) -> Backend:
         raise ConfigError(f"unknown model backend {prefix!r} in --model {spec!r}{hint}; known: "
                           f"{', '.join(sorted([*PROVIDERS, *_installed()]))}")
     mod, _, fn = prov.target.partition(":")
-    backend = getattr(importlib.import_module(mod), fn)(arg, config or BackendConfig())
+    make = getattr(importlib.import_module(mod), fn)
+    if prefix in PROVIDERS:
+        backend = make(arg, config or BackendConfig())
+    else:
+        try:
+            backend = make(arg, config or BackendConfig())
+        except ConfigError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - another package's factory failing: one line, no traceback
+            ep = _installed()[prefix]
+            raise ConfigError(f"model backend {prefix!r} of the package {_dist(ep)!r} cannot be built: "
+                              f"{type(exc).__name__}: {exc}") from None
     if not isinstance(backend, Backend):
         raise ConfigError(f"--model {spec!r}: {prov.target} returned {type(backend).__name__}, not a lensbench "
                           "Backend (lensbench.backends.base.Backend)")
-    return backend
+    return backend if prefix in PROVIDERS else PluginBackend(backend, prefix)
 
 
 def model_args_of(prefix: str, prov: Provider | None = None) -> dict[str, Any] | None:

@@ -114,13 +114,29 @@ def run_command_loader(name: str) -> Loader:
     def load():
         from lensbench.benchmarks.registry import get_benchmark
         from lensbench.cli.runcmd import make_run_command
+        from lensbench.core.errors import LensbenchError
 
-        cls = get_benchmark(name)
         single = typer.Typer()
+        try:
+            cls = get_benchmark(name)
+        except LensbenchError as exc:  # a broken plugin: its command says so in one line (exit 2)
+            return typer.main.get_command(_broken(single, name, str(exc)))
         single.command(name, help=(cls.__doc__ or cls.title).strip().splitlines()[0])(make_run_command(cls))
         return typer.main.get_command(single)
 
     return load
+
+
+def _broken(single: typer.Typer, name: str, message: str) -> typer.Typer:
+    """``single`` with one command ``name`` that takes any arguments and fails with ``message``."""
+    from lensbench.core.console import fail
+
+    @single.command(name, help=f"(cannot be loaded) {message}",
+                    context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+    def broken() -> None:
+        fail(message)
+
+    return single
 
 
 def tool_group_loader(target: str) -> Loader:

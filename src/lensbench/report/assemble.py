@@ -36,6 +36,20 @@ def option_defaults(runs: Sequence[LoadedRun]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _loadable(runs: list[LoadedRun]) -> list[LoadedRun]:
+    """``runs``, each run whose benchmark plugin cannot be loaded turned into a left-out run naming the
+    plugin's problem (its result and records dropped), so the other runs are reported (issue 30 item 5)."""
+    for r in runs:
+        if r.result is None:
+            continue
+        try:
+            describe(r.benchmark)
+        except LensbenchError as exc:
+            r.problems.append(str(exc))
+            r.result, r.records = None, None
+    return runs
+
+
 def leaderboard_text(run_dirs: Sequence[str | Path], fmt: str, *, n_resamples: int = DEFAULT_RESAMPLES,
                      seed: int = 0, every_metric: bool = False) -> str:
     """The multi-benchmark leaderboard of ``run_dirs`` as ``md``, ``csv`` (tidy) or ``json`` text;
@@ -49,7 +63,7 @@ def leaderboard_text(run_dirs: Sequence[str | Path], fmt: str, *, n_resamples: i
 
     if fmt not in ("md", "csv", "json"):
         raise ValueError(f"unknown format {fmt!r} (md, csv or json)")
-    runs = [read_run(d, with_records=False) for d in run_dirs]  # records are read only where needed
+    runs = _loadable([read_run(d, with_records=False) for d in run_dirs])  # records are read only where needed
     return render_leaderboard(build_leaderboard(runs, n_resamples=n_resamples, seed=seed,
                                                 defaults=option_defaults(runs), every_metric=every_metric), fmt)
 
@@ -63,7 +77,7 @@ def viewer_page(run_dirs: Sequence[Path], *, embed: bool = True, figures: bool =
     problems, and comparisons that cannot be made, go to ``warn``; a bad run never stops the page."""
     from lensbench.report.viewer import build_viewer
 
-    runs = [read_run(d) for d in run_dirs]
+    runs = _loadable([read_run(d) for d in run_dirs])
     for r in runs:
         for p in r.problems:
             warn(str(p))

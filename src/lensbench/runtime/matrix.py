@@ -35,7 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from lensbench.benchmarks.registry import benchmark_names, get_benchmark
+from lensbench.benchmarks.registry import PluginError, benchmark_names, get_benchmark
 from lensbench.core.configcheck import SECRET_HINT, find_secrets, unknown_key
 from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.core.results import RunResult
@@ -116,14 +116,16 @@ class MatrixConfig(BaseModel):
 
 
 class Cell(BaseModel):
-    """One run of the matrix: its folder, benchmark name, options and run settings."""
+    """One run of the matrix: its folder, benchmark name, options and run settings; ``error``: the one line
+    of a benchmark plugin that cannot be loaded or constructed (the cell fails alone; settings None)."""
 
     model: str
     benchmark: str
     variant: str | None
     out: Path
     options: dict[str, Any]
-    settings: RunSettings
+    settings: RunSettings | None
+    error: str | None = None
 
 
 #: run flags that configure a judge: refused on a benchmark table without a judge round, dropped from shared tables
@@ -155,7 +157,7 @@ def _unknown_keys(doc: dict[str, Any]) -> list[str]:
         check(b, set(BenchmarkEntry.model_fields) | run_flags, where)
         check(b.get("settings"), run_flags, where + "settings.")
         known_bench = isinstance(b.get("name"), str) and b["name"] in benchmark_names()
-        opts = set(get_benchmark(b["name"]).Options.model_fields) if known_bench else None
+        opts = _option_names(b["name"]) if known_bench else None
         if opts is not None:
             check(b.get("options"), opts, where + "options.")
         for j, v in enumerate(entries(b, "variant")):
@@ -216,6 +218,26 @@ def load_config(path: str | Path) -> MatrixConfig:
     return cfg
 
 
+def _option_names(name: str) -> set[str] | None:
+    """The option keys of benchmark ``name``; None for a plugin that cannot be loaded (its cells fail alone)."""
+    try:
+        return set(get_benchmark(name).Options.model_fields)
+    except PluginError:
+        return None
+
+
+def _plugin_fault(name: str, options: dict[str, Any]) -> str | None:
+    """The one line of benchmark plugin ``name`` when it cannot be loaded or constructed, else None."""
+    try:
+        cls = get_benchmark(name)
+        cls(cls.Options(**{k: x for k, x in options.items() if k in cls.Options.model_fields}))
+    except PluginError as exc:
+        return str(exc)
+    except (ValidationError, LensbenchError):
+        return None  # a bad option: refused below with its key
+    return None
+
+
 def expand_cells(cfg: MatrixConfig, source: str | Path | None = None) -> list[Cell]:
     """Every (model, benchmark, variant) cell with its validated settings, in config order.
 
@@ -230,11 +252,17 @@ def expand_cells(cfg: MatrixConfig, source: str | Path | None = None) -> list[Ce
     root = os.path.normpath(cfg.out)
     for m in cfg.model:
         for b in cfg.benchmark:
-            cls = get_benchmark(b.name)
             flat = {k: v for k, v in (b.model_extra or {}).items()}
             for v in b.variant or [None]:
                 where = f"model {m.name} x benchmark {b.name}" + (f" x variant {v.label}" if v else "")
                 options = {**b.options, **(v.options if v else {})}
+                fault = _plugin_fault(b.name, options)
+                if fault is not None:  # issue 30 item 5: this cell fails alone, naming the plugin
+                    cells.append(Cell(model=m.name, benchmark=b.name, variant=v.label if v else None,
+                                      out=cfg.out / m.name / (b.name + (f"--{v.label}" if v else "")), options=options,
+                                      settings=None, error=fault))
+                    continue
+                cls = get_benchmark(b.name)
                 own = {**b.settings, **flat, **(v.settings if v else {})}  # this benchmark's own keys
                 shared = {**cfg.settings, **m.settings}
                 if cls(cls.Options(**{k: x for k, x in {**b.options, **(v.options if v else {})}.items()
@@ -291,16 +319,18 @@ async def _run_cells(cells: list[Cell], budgets: dict[str, int], console, progre
                            enabled=progress and console is not None) if console is not None else None
 
     async def one(c: Cell):
-        cls = get_benchmark(c.benchmark)
         name = cell_name(c)
         try:
+            if c.error is not None:
+                raise PluginError(c.error, c.benchmark, c.error)
+            cls = get_benchmark(c.benchmark)
             res = await arun_benchmark(cls(cls.Options(**c.options)), c.settings, console=console,
                                        limiters={"model": limiters[c.model]},
                                        display=shown.cell(name) if shown is not None else None)
-        except LensbenchError as exc:
+        except Exception as exc:  # noqa: BLE001 - one raising cell never stops the others (issue 30 item 5)
             if shown is not None:
                 shown.finish_cell(name, "failed")
-            return c, str(exc)
+            return c, str(exc) if isinstance(exc, LensbenchError) else f"{type(exc).__name__}: {exc}"
         if shown is not None:
             n_err = res.counts.get("n_error", 0)
             shown.finish_cell(name, f"incomplete ({n_err} errors)" if n_err else
@@ -319,8 +349,8 @@ def run_matrix(cfg: MatrixConfig, console=None, *, progress: bool = True,
 
     ``console``: where progress goes (None: nothing shown): each running cell and the whole matrix
     (:mod:`lensbench.runtime.matrix_progress`; bars on a terminal, a plain block every ``every_s``
-    seconds elsewhere). A failing cell (bad data, endpoint down ...) does not stop the others: its
-    entry is the error message. Returns ``[(cell, RunResult | error message)]`` in cell order.
+    seconds elsewhere). A failing cell (bad data, endpoint down, a plugin raising ...) does not stop the
+    others: its entry is the error message. Returns ``[(cell, RunResult | error message)]`` in cell order.
     """
     cells = expand_cells(cfg)
     check_matrix_requirements(cells, console)
@@ -335,11 +365,17 @@ def check_matrix_requirements(cells: list[Cell], console=None) -> None:
 
     reqs = []
     for c in cells:
-        cls = get_benchmark(c.benchmark)
+        if c.error is not None:
+            continue
         try:
             data_dir = resolve_data_dir(c.benchmark, c.settings.data_dir)
         except ConfigError:  # that cell fails on its own, naming the folder
             data_dir = None
-        reqs += run_requirements(cls(cls.Options(**c.options)), c.settings, data_dir)
+        try:
+            cls = get_benchmark(c.benchmark)
+            bench = cls(cls.Options(**c.options))
+        except ConfigError:  # a broken plugin: that cell fails on its own, naming it
+            continue
+        reqs += run_requirements(bench, c.settings, data_dir)
     warn = (lambda msg: console.print(msg, highlight=False, markup=False)) if console is not None else None
     check_run_requirements(reqs, warn)

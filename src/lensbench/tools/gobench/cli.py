@@ -119,7 +119,7 @@ def rate_cmd(
         _console.print(f"{len(unknown)} file(s) are not GOBench images and are left out, e.g. {unknown[0]}")
     store = RatingsDB(db)
     try:
-        serve_ratings(items, store, host=host, port=port, rater=rater,
+        serve_ratings(items, store, roots=[images], host=host, port=port, rater=rater,
                       log=lambda m: _console.print(m, highlight=False, soft_wrap=True))
     except OSError as exc:
         _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")

@@ -21,6 +21,7 @@ from lensbench.benchmarks.gobench.parse_paper import normalize_answer
 from lensbench.benchmarks.gobench.ratings_db import QFIELDS, RatingsDB
 from lensbench.benchmarks.gobench.records import ANSWERS, GORecord
 from lensbench.tools.review import Field, Form, ReviewDB, ReviewItem, ReviewServer, Section, serve_review
+from lensbench.tools.review.server import check_media
 
 __all__ = ["RateItem", "collect_items", "RATING_FORM", "review_items", "RatingServer", "serve_ratings"]
 
@@ -62,7 +63,8 @@ def collect_items(images: Path, records: list[GORecord], generator: str) -> tupl
     """Items for the images under ``images`` (``<category>/<N.M>.png`` as released, or
     ``<category>/<N>.png`` one per scenario); returns ``(items sorted by key, unknown files)``.
 
-    Raises ConfigError when ``images`` is not a folder or holds no GOBench image.
+    Raises ConfigError when ``images`` is not a folder or holds no GOBench image; DataError naming the
+    file when one leads outside ``images`` (a symlink out: SPEC, media resolve inside the data folder).
     """
     images = Path(images)
     if not images.is_dir():
@@ -76,6 +78,7 @@ def collect_items(images: Path, records: list[GORecord], generator: str) -> tupl
         if p.suffix.lower() not in _EXTS or not p.is_file():
             continue
         rel = f"{p.parent.name}/{p.name}"
+        check_media(p, [images], p, "image")
         stem = rel.rsplit(".", 1)[0]
         rec = by_image.get(stem + ".png")
         rid = rec.index if rec else None
@@ -106,12 +109,12 @@ def _register(items: list[RateItem], db: RatingsDB) -> ReviewDB:
 class RatingServer(ReviewServer):
     """The rating page for ``items`` on 127.0.0.1 in a background thread, answers into ``db``'s
     file (for tests and notebooks); a context manager. ``url`` is ``http://127.0.0.1:PORT/t/TOKEN/``;
-    ``port=0`` picks a free port."""
+    ``port=0`` picks a free port; ``roots``: the folders images are served from (the ``--images`` folder)."""
 
-    def __init__(self, items: list[RateItem], db: RatingsDB, *, rater: str | None = None, host: str = "127.0.0.1",
-                 port: int = 0):
+    def __init__(self, items: list[RateItem], db: RatingsDB, *, roots: list[Path], rater: str | None = None,
+                 host: str = "127.0.0.1", port: int = 0):
         self._review_db = _register(items, db)
-        super().__init__(review_items(items), self._review_db, reviewer=rater, host=host, port=port)
+        super().__init__(review_items(items), self._review_db, roots=roots, reviewer=rater, host=host, port=port)
 
     def __exit__(self, *exc) -> None:
         try:
@@ -120,11 +123,12 @@ class RatingServer(ReviewServer):
             self._review_db.close()
 
 
-def serve_ratings(items: list[RateItem], db: RatingsDB, *, host: str, port: int, rater: str | None,
-                  log: Callable[[str], None]) -> None:
-    """Serve the rating page until Ctrl-C (``lensbench gobench rate``); prints the URL with its token."""
+def serve_ratings(items: list[RateItem], db: RatingsDB, *, roots: list[Path], host: str, port: int,
+                  rater: str | None, log: Callable[[str], None]) -> None:
+    """Serve the rating page until Ctrl-C (``lensbench gobench rate``); prints the URL with its token.
+    ``roots``: the folders images are served from (the ``--images`` folder)."""
     review_db = _register(items, db)
     try:
-        serve_review(review_items(items), review_db, host=host, port=port, reviewer=rater, log=log)
+        serve_review(review_items(items), review_db, roots=roots, host=host, port=port, reviewer=rater, log=log)
     finally:
         review_db.close()

@@ -12,7 +12,7 @@ import typer
 from lensbench.core.console import err_console, guard
 from lensbench.core.errors import ConfigError
 
-__all__ = ["register_review"]
+__all__ = ["register_review", "image_roots"]
 
 REVIEW_DB = "review.sqlite"
 VERIFY_FILE = "verify.json"
@@ -44,13 +44,37 @@ def review_cmd(
     port: Annotated[int, typer.Option("--port", help="port")] = 8765,
 ) -> None:
     """Selection and refinement page (Sec. 3.2.3): accept / edit the description / fix the box / reject each candidate."""
-    from lensbench.tools.groundingme.build import read_candidates
+    from lensbench.tools.groundingme.build import CANDIDATES, read_candidates
     from lensbench.tools.groundingme.review import selection_form, selection_items
     from lensbench.tools.review import ReviewDB, serve_review
+    from lensbench.tools.review.server import check_media
 
-    items = selection_items(read_candidates(work))
+    cands = read_candidates(work)
+    roots = image_roots(work)
+    for n, c in enumerate(cands, 1):  # SPEC: media paths named by a data file resolve inside the data folder
+        check_media(str(c.get("image")), roots, work / CANDIDATES, f"line {n}.image")
+    items = selection_items(cands)
     with ReviewDB(db or work / REVIEW_DB, selection_form()) as store:
-        serve_review(items, store, host=host, port=port, reviewer=reviewer, log=_say)
+        serve_review(items, store, roots=roots, host=host, port=port, reviewer=reviewer, log=_say)
+
+
+def image_roots(work: Path) -> list[Path]:
+    """The image folders the build at ``work`` read (its ``build.json`` options: ``--images``, and
+    ``--small-images`` or the folder of ``--small-boxes``): the only folders the selection page serves
+    files from. Raises ConfigError when ``build.json`` is missing or names none."""
+    f = Path(work) / "build.json"
+    try:
+        opts = json.loads(f.read_text(encoding="utf-8")).get("options") or {}
+    except FileNotFoundError:
+        raise ConfigError(f"{f} not found: run 'lensbench groundingme build --work {work}' first") from None
+    except (ValueError, AttributeError) as exc:
+        raise ConfigError(f"{f}: not a build record ({exc})") from None
+    roots = [Path(v) for v in (opts.get("images"), opts.get("small_images")) if isinstance(v, str) and v]
+    if not opts.get("small_images") and isinstance(opts.get("small_boxes"), str):
+        roots.append(Path(opts["small_boxes"]).parent)
+    if not roots:
+        raise ConfigError(f"{f}: names no image folder (options.images / small_images / small_boxes)")
+    return roots
 
 
 def export_cmd(
@@ -103,7 +127,7 @@ def verify_cmd(
     from lensbench.tools.groundingme.review import verification_form
 
     with ReviewDB(db or work / REVIEW_DB, verification_form()) as store:
-        serve_review(items, store, host=host, port=port, reviewer=reviewer, log=_say)
+        serve_review(items, store, roots=[work / "images"], host=host, port=port, reviewer=reviewer, log=_say)
 
 
 def prepare_verification(data: Path, work: Path, n: int, seed: int):

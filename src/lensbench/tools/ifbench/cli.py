@@ -92,17 +92,21 @@ def review_cmd(
     """Serve the calibration page: accept / edit / reject each question (URL with a fresh token; Ctrl-C to stop)."""
     from lensbench.tools.ifbench.calibrate import CALIBRATION_FORM, after_stages, review_items
     from lensbench.tools.review import ReviewDB, serve_review
+    from lensbench.tools.review.server import check_media
 
+    img_dir = data / "infrared_imgs"
     try:
         records, _ = after_stages(data, _stages(after), rule)
+        for qid, r in records.items():  # SPEC: media paths named by a data file resolve inside the data folder
+            check_media(img_dir / r["dst_thermal_path"], [img_dir], data / "if_bench.json", f"{qid}.dst_thermal_path")
     except (LensbenchError, ValueError) as exc:
         fail(str(exc))
     if not records:
         fail("no question left to review")
     with ReviewDB(db, CALIBRATION_FORM) as store:
         try:
-            serve_review(review_items(records, data / "infrared_imgs"), store, host=host, port=port, reviewer=reviewer,
-                         log=lambda m: _console.print(m, highlight=False, soft_wrap=True))
+            serve_review(review_items(records, img_dir), store, roots=[img_dir], host=host, port=port,
+                         reviewer=reviewer, log=lambda m: _console.print(m, highlight=False, soft_wrap=True))
         except OSError as exc:
             fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
 

@@ -16,8 +16,8 @@ Public API (import from ``lensbench.tools.review``)::
                         texts={"question": "How many ...?"}, boxes={"box": [10, 20, 110, 90]},
                         meta={"anything": "exported, never shown"})]
     with ReviewDB("review.sqlite", form) as db:
-        serve_review(items, db, port=8765)          # CLI: prints http://127.0.0.1:8765/t/<token>/
-        # or, in tests / notebooks: with ReviewServer(items, db) as srv: srv.url
+        serve_review(items, db, roots=["img"], port=8765)   # CLI: prints http://127.0.0.1:8765/t/<token>/
+        # or, in tests / notebooks: with ReviewServer(items, db, roots=["img"]) as srv: srv.url
         answers = db.all_answers()                  # {reviewer: {item: {field: value}}}
     export_answers("answers.csv", answers, form, {it.key: it for it in items})   # or .jsonl
     outcome = resolve(answers, form, {it.key: it for it in items}, rule="majority")
@@ -39,6 +39,12 @@ Modes are field kinds (:mod:`.form`): ``rate`` = :meth:`Field.choice` / :meth:`F
 Stored values are strings: a choice as its option's spelling, a text as given, a box as a JSON
 list ``[x1, y1, x2, y2]`` (pixels of the item's first image). Reviewer names: 1-64 characters,
 no control characters, not starting with ``= + - @`` (:func:`validate_reviewer`).
+
+Files: an item's image is served only when it resolves inside one of the page's ``roots`` (the
+data folders it was built from; the loaders' rule, :func:`lensbench.benchmarks.fields.inside`): a
+``..``, an absolute path elsewhere or a symlink out is answered 404 (:func:`.server.media_path`), and
+the pipelines' pages refuse such a path at start, naming the file and field (:func:`.server.check_media`).
+Values must be JSON strings (a box may be a list of numbers): ``true`` is never stored as "Yes".
 
 Security (:mod:`.guard`): the page and its API live under ``/t/<token>/`` with a fresh random
 token per start (the printed URL); Host is checked (DNS rebinding), a POST must be

@@ -11,7 +11,8 @@ one kind:
 * ``box``: an editable box ``[x1, y1, x2, y2]`` in pixels of the item's first image, pre-filled
   with ``boxes[name]``; drawn on the image, redrawn by dragging or typed.
 
-Values are stored as strings (a box as its JSON list). Section and info names become element ids
+Values are given and stored as strings (a box as its JSON list or "x1,y1,x2,y2"); a choice or text
+given as JSON true, a number, null or a list is refused. Section and info names become element ids
 of the page (CSS / test hooks), so they are plain identifiers and avoid the page's own ids.
 """
 
@@ -103,13 +104,14 @@ class Field:
     def clean(self, value: Any, size: tuple[int, int] | None = None) -> str:
         """``value`` as stored (string); raises ValueError saying what is wrong.
 
-        choice: an option (case-insensitive); text: a string of at most :data:`MAX_TEXT`
+        choice: an option given as a string (case-insensitive; JSON ``true``, ``1``, ``null`` or a
+        list is refused, never read as ``"Yes"`` or ``"1"``); text: a string of at most :data:`MAX_TEXT`
         characters; box: 4 finite numbers with x1 < x2, y1 < y2, inside ``size`` = (W, H) when
         known (a JSON list or ``"x1,y1,x2,y2"``), stored as a JSON list.
         """
         if self.kind == "choice":
-            if not isinstance(value, (str, int)) or isinstance(value, bool):
-                raise ValueError(f"{self.name} must be one of {list(self.options)}, got {value!r}")
+            if not isinstance(value, str):
+                raise ValueError(f"{self.name} must be one of {list(self.options)} as a string, got {_kind(value)}")
             s = " ".join(str(value).split()).lower()
             for o in self.options:
                 if o.lower() == s:
@@ -122,6 +124,14 @@ class Field:
                 raise ValueError(f"{self.name} longer than {MAX_TEXT} characters")
             return value
         return json.dumps(parse_box(value, size, self.name))
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's type in words, with the value when short (``true``, ``1``, ``null``, ``a list``)."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return json.dumps(value)
+    return "a list" if isinstance(value, (list, tuple)) else "an object" if isinstance(value, Mapping) else \
+        type(value).__name__
 
 
 def parse_box(value: Any, size: tuple[int, int] | None = None, name: str = "box") -> list[float]:
@@ -208,6 +218,8 @@ class Form:
             f = fields.get(k)
             if f is None:
                 raise ValueError(f"unknown field {k!r} (one of {list(fields)})")
+            if f.kind != "box" and not isinstance(v, str):  # before normalize: true must not become "Yes"
+                raise ValueError(f"{k} must be a string, got {_kind(v)}")
             out[k] = f.clean(self.normalize(f, v) if self.normalize else v, size)
         if self.check is not None:
             self.check(out)

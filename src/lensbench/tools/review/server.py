@@ -7,27 +7,82 @@ image/{i}/{j}`` image ``j`` of item ``i``; ``POST api/answer`` with ``{"reviewer
 ``{"reviewer"|"rater", "item", "field", "value"}`` is accepted too; ``POST api/rate`` is the
 same). Answers: ``{"ok": true, "stored": {...}, "done": n, "total": N}`` or ``{"ok": false,
 "error": ...}`` with 400 / 403 / 415.
+
+Files: ``image/{i}/{j}`` serves an item's image only when it resolves inside one of the page's
+``roots`` (the data folders it was built from), by the rule every loader applies to media paths
+(:func:`lensbench.benchmarks.fields.inside`; SPEC General rules: media paths named by a data file
+must resolve inside the data folder): a path with ``..``, an absolute path elsewhere or a symlink
+out is answered 404, never served. Page builders also refuse such a path when the page starts
+(:func:`check_media`: exit 2 naming the file and field). A malformed request (e.g. two ``Host``
+headers) is answered 400 by aiohttp's parser; its traceback is not printed in the reviewer's terminal.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import secrets
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
+from lensbench.benchmarks.fields import inside
+from lensbench.core.errors import DataError
 from lensbench.core.resources import read_text
 from lensbench.tools.review.form import ReviewItem, validate_reviewer
 from lensbench.tools.review.guard import csp_header, guard_middleware, is_loopback, new_token
 from lensbench.tools.review.store import ReviewDB
 
-__all__ = ["make_review_app", "ReviewServer", "serve_review", "review_url", "MAX_BODY"]
+__all__ = ["make_review_app", "ReviewServer", "serve_review", "review_url", "media_path", "check_media", "MAX_BODY"]
 
 #: Largest request body accepted (bytes).
 MAX_BODY = 256 * 1024
+
+
+def media_path(path: str | Path, roots: Sequence[str | Path]) -> str | None:
+    """``path`` fully resolved (symlinks followed) when it lies inside one of ``roots``, else None.
+
+    The test is :func:`lensbench.benchmarks.fields.inside` (the loaders' rule) on the resolved path
+    taken relative to each resolved root, so ``..``, an absolute path elsewhere and a symlink leading
+    out are all outside. The resolved path is what the caller should open (what was checked)."""
+    real = os.path.realpath(path)
+    for root in roots:
+        rel = os.path.relpath(real, os.path.realpath(root))
+        try:
+            inside(root, rel, path, "image")
+        except DataError:
+            continue
+        return real
+    return None
+
+
+def check_media(path: str | Path, roots: Sequence[str | Path], file: str | Path, field: str) -> None:
+    """Refuse a page's media path outside its data folders before the page starts.
+
+    Raises DataError naming ``file`` (the data file that named ``path``) and ``field`` when
+    :func:`media_path` finds ``path`` outside every one of ``roots``."""
+    if media_path(path, roots) is None:
+        raise DataError(file, f"media path {str(path)!r} resolves outside the data folder "
+                              f"{' / '.join(map(str, roots))}; refused", field=field)
+
+
+class _NoMalformedTraces(logging.Filter):
+    """Drops aiohttp's "Error handling request" record for a request its parser refused (answered 400)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, HttpProcessingError)
+
+
+def _server_logger() -> logging.Logger:
+    log = logging.getLogger("lensbench.review.server")
+    if not any(isinstance(f, _NoMalformedTraces) for f in log.filters):
+        log.addFilter(_NoMalformedTraces())
+    return log
 
 
 def _image_size(path: str) -> tuple[int, int] | None:
@@ -43,8 +98,10 @@ def _image_size(path: str) -> tuple[int, int] | None:
 class _Handlers:
     """The page's request handlers over ``items`` reviewed into ``db`` (see :func:`make_review_app`)."""
 
-    def __init__(self, items: Sequence[ReviewItem], db: ReviewDB, token: str, reviewer: str | None):
+    def __init__(self, items: Sequence[ReviewItem], db: ReviewDB, token: str, reviewer: str | None,
+                 roots: Sequence[str | Path]):
         self.items, self.db, self.form, self.token, self.reviewer = items, db, db.form, token, reviewer
+        self.roots = list(roots)
         self.keys = [it.key for it in items]
         self.index = {it.key: i for i, it in enumerate(items)}
         self.sizes: dict[int, tuple[int, int] | None] = {}
@@ -53,7 +110,8 @@ class _Handlers:
 
     def size_of(self, i: int) -> tuple[int, int] | None:
         if i not in self.sizes:
-            self.sizes[i] = _image_size(self.items[i].images[0]) if self.items[i].images else None
+            p = media_path(self.items[i].images[0], self.roots) if self.items[i].images else None
+            self.sizes[i] = _image_size(p) if p else None
         return self.sizes[i]
 
     async def page(self, _req: web.Request) -> web.Response:
@@ -82,9 +140,10 @@ class _Handlers:
             path = self.items[int(req.match_info["i"])].images[int(req.match_info["j"])]
         except (ValueError, IndexError):
             raise web.HTTPNotFound() from None
-        if not Path(path).is_file():
+        real = media_path(path, self.roots)
+        if real is None or not os.path.isfile(real):
             raise web.HTTPNotFound()
-        return web.FileResponse(path)
+        return web.FileResponse(real)
 
     async def answer(self, req: web.Request) -> web.Response:
         try:
@@ -120,19 +179,20 @@ def _bad(msg: str) -> web.Response:
     return web.json_response({"ok": False, "error": msg}, status=400)
 
 
-def make_review_app(items: Sequence[ReviewItem], db: ReviewDB, *, token: str, bind_host: str = "127.0.0.1",
-                    reviewer: str | None = None) -> web.Application:
+def make_review_app(items: Sequence[ReviewItem], db: ReviewDB, *, token: str, roots: Sequence[str | Path],
+                    bind_host: str = "127.0.0.1", reviewer: str | None = None) -> web.Application:
     """The aiohttp application reviewing ``items`` into ``db`` (whose form is used), reachable under
-    ``/t/{token}/`` only, guarded for a server bound to ``bind_host``. ``reviewer``: the default
-    name when the page gives none. Registers ``items`` in ``db``. Raises ValueError for duplicate
-    item keys or a store without a form."""
+    ``/t/{token}/`` only, guarded for a server bound to ``bind_host``. ``roots``: the folders the
+    items' images may come from (others are answered 404, :func:`media_path`). ``reviewer``: the
+    default name when the page gives none. Registers ``items`` in ``db``. Raises ValueError for
+    duplicate item keys or a store without a form."""
     if db.form is None:
         raise ValueError(f"{db.path}: the review store needs a form")
     keys = [it.key for it in items]
     if len(set(keys)) != len(keys):
         raise ValueError("duplicate item keys")
     db.add_items(items)
-    h = _Handlers(items, db, token, reviewer)
+    h = _Handlers(items, db, token, reviewer, roots)
     app = web.Application(middlewares=[guard_middleware(token, bind_host)], client_max_size=MAX_BODY)
     app.router.add_get("/t/{token}", h.add_slash)
     app.router.add_get("/t/{token}/", h.page)
@@ -155,13 +215,14 @@ class ReviewServer:
     """The review app in a background thread (tests, notebooks); a context manager.
 
     ``url`` is ``http://HOST:PORT/t/TOKEN/``; ``port=0`` picks a free port; ``token`` defaults
-    to a fresh random one. Raises RuntimeError when the server does not start in 10 s.
+    to a fresh random one; ``roots``: the folders images may be served from (:func:`make_review_app`).
+    Raises RuntimeError when the server does not start in 10 s.
     """
 
-    def __init__(self, items: Sequence[ReviewItem], db: ReviewDB, *, reviewer: str | None = None,
-                 host: str = "127.0.0.1", port: int = 0, token: str | None = None):
+    def __init__(self, items: Sequence[ReviewItem], db: ReviewDB, *, roots: Sequence[str | Path],
+                 reviewer: str | None = None, host: str = "127.0.0.1", port: int = 0, token: str | None = None):
         self.token = token or new_token()
-        self.app = make_review_app(items, db, token=self.token, bind_host=host, reviewer=reviewer)
+        self.app = make_review_app(items, db, token=self.token, roots=roots, bind_host=host, reviewer=reviewer)
         self.host, self.port = host, port
         self._loop = asyncio.new_event_loop()
         self._started = threading.Event()
@@ -173,7 +234,7 @@ class ReviewServer:
         asyncio.set_event_loop(self._loop)
 
         async def start():
-            self._runner = web.AppRunner(self.app)
+            self._runner = web.AppRunner(self.app, logger=_server_logger())
             await self._runner.setup()
             site = web.TCPSite(self._runner, self.host, self.port)
             await site.start()
@@ -209,14 +270,15 @@ class ReviewServer:
         self._thread.join(10)
 
 
-def serve_review(items: Sequence[ReviewItem], db: ReviewDB, *, host: str = "127.0.0.1", port: int = 8765,
-                 reviewer: str | None = None, log: Callable[[str], None] = print) -> None:
+def serve_review(items: Sequence[ReviewItem], db: ReviewDB, *, roots: Sequence[str | Path], host: str = "127.0.0.1",
+                 port: int = 8765, reviewer: str | None = None, log: Callable[[str], None] = print) -> None:
     """Serve until Ctrl-C (the CLI's way): prints the URL with its fresh token, and a warning when
-    ``host`` is not a loopback address. Raises OSError when the port is taken."""
+    ``host`` is not a loopback address. ``roots``: as :func:`make_review_app`. Raises OSError when
+    the port is taken."""
     token = new_token()
-    app = make_review_app(items, db, token=token, bind_host=host, reviewer=reviewer)
+    app = make_review_app(items, db, token=token, roots=roots, bind_host=host, reviewer=reviewer)
     if not is_loopback(host):
         log(f"warning: listening on {host}, beyond this machine: anyone who can reach it and learns the URL "
             "can answer; prefer 127.0.0.1 and an SSH tunnel")
     log(f"{len(items)} items; answers -> {db.path}; open {review_url(host, port, token, reviewer)}")
-    web.run_app(app, host=host, port=port, print=None)
+    web.run_app(app, host=host, port=port, print=None, logger=_server_logger())
