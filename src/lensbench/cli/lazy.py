@@ -59,10 +59,11 @@ def lazy_group(loaders: dict[str, Loader], panels: list[tuple[str, list[str]]] |
 
         def get_command(self, ctx, cmd_name: str):
             cmd = self.commands.get(cmd_name)
-            if cmd is None and cmd_name not in self._loaders and more is not None:
-                self._loaders.update((n, f) for n, f in more().items() if n not in self._loaders)
-            if cmd is None and cmd_name in self._loaders:
-                cmd = self._loaders[cmd_name]()
+            # plugin loaders are looked up afresh, never kept on the class: a plugin uninstalled since (or in
+            # another in-process invocation) must not stay listed
+            load = self._loaders.get(cmd_name) or (more().get(cmd_name) if cmd is None and more is not None else None)
+            if cmd is None and load is not None:
+                cmd = load()
                 cmd.name = cmd_name
                 self.commands[cmd_name] = cmd
             if cmd is not None and cmd_name in panel_of:
