@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from lensbench.core.errors import ConfigError, DataError, TransportError
+from lensbench.core.jsonl import parse_jsonl
 from lensbench.core.replay import (Media, ReplayFormat, describe_media, logged_media, request_media, same_media,
                                    validated)
 from lensbench.core.types import Completion, Request, file_sha256
@@ -62,14 +63,7 @@ def _read_json_or_jsonl(path: Path) -> list[tuple[str, Any]]:
         if not isinstance(data, list):
             raise DataError(path, "expected a JSON list of records or JSON lines")
         return [(f"record {i}", r) for i, r in enumerate(data, 1)]
-    out = []
-    for i, line in enumerate(text.split("\n"), 1):
-        if line.strip():
-            try:
-                out.append((f"line {i}", json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise DataError(path, f"line {i} is not valid JSON: {exc}") from None
-    return out
+    return [(f"line {i}", r) for i, r in parse_jsonl(path, text)]
 
 
 class _Exported(BaseModel):
