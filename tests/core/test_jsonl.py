@@ -190,3 +190,27 @@ def test_other_readers_take_the_characters_raw(tmp_path):
     assert not any(c in (tmp_path / "sft.jsonl").read_text(encoding="utf-8") for c in SEPS)
     assert read_examples(tmp_path / "sft.jsonl")[0]["id"] == "e1"
     assert NASTY in json.dumps(read_examples(tmp_path / "sft.jsonl"), ensure_ascii=False)
+
+
+def test_more_readers_take_the_characters_raw(tmp_path):
+    """GenViP manifests and metadata, GroundingME box files, GOBench judge ratings (a run's samples.jsonl)."""
+    from lensbench.tools.gobench.summary import rows_from_run
+    from lensbench.tools.groundingme.boxfile import read_box_file
+    from lensbench.tools.ifbench.genvip.editor_data import pairs_from_manifest, read_diffsynth_metadata
+
+    for n in ("ir.png", "rgb.png"):
+        (tmp_path / n).write_bytes(b"png")
+    m = _raw(tmp_path / "manifest.jsonl", [{"ir": "ir.png", "rgb": "rgb.png", "kept": True, "reason": NASTY}])
+    assert [p.target.name for p in pairs_from_manifest(m)] == ["rgb.png"]
+    meta = read_diffsynth_metadata(_raw(tmp_path / "meta.jsonl", [{"edit_image": "ir.png", "image": "rgb.png",
+                                                                    "prompt": NASTY}]))
+    assert meta[0].prompt == NASTY
+    boxes = read_box_file(_raw(tmp_path / "boxes.jsonl", [{"image": "ir.png", "label": NASTY, "bbox": [1, 2, 3, 4]}]),
+                          tmp_path)
+    assert [d.label for d in boxes[tmp_path / "ir.png"]] == [NASTY]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"model_name": "judge"}), encoding="utf-8")
+    _raw(run / "samples.jsonl", [{"outcome": "scored", "sample_id": "s1", "reply": NASTY,
+                                  "labels": {"image": f"img{NASTY}"}, "scores": {"aesthetics": 3}}])
+    assert [r.key for r in rows_from_run(run).rows] == [f"img{NASTY}"]
