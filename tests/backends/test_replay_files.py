@@ -37,11 +37,18 @@ def test_export_replay_round_trip_keeps_line_separators_in_replies(rgbth_gen, tm
     exported = tmp_path / "replies.jsonl"
     assert cli("export", str(run), "--out", str(exported)).returncode == 0
     raw = exported.read_text(encoding="utf-8")
-    assert "\u2028" in raw and "\u2029" in raw and "\u0085" in raw  # written unescaped: the case that broke
-    index = replay(exported).index
+    # written escaped (issue 30.4: one line per record for every reader, str.splitlines included) ...
+    assert not any(c in raw for c in "\u2028\u2029\u0085") and len(raw.splitlines()) == raw.count("\n")
     orig = {json.loads(line)["request_id"]: json.loads(line)["text"] for line in raw.split("\n") if line}
-    assert len(orig) == len(index) > 0 and all(index[k] == {"text": v} for k, v in orig.items())
     assert set(orig.values()) == {reply}
+    # ... and read back whole when another program wrote them raw (the case that broke)
+    unescaped = tmp_path / "raw.jsonl"
+    unescaped.write_text("".join(json.dumps(json.loads(x), ensure_ascii=False) + "\n" for x in raw.split("\n") if x),
+                         encoding="utf-8")
+    assert "\u2028" in unescaped.read_text(encoding="utf-8")
+    for f in (exported, unescaped):
+        index = replay(f).index
+        assert len(orig) == len(index) > 0 and all(index[k] == {"text": v} for k, v in orig.items())
     r = cli("run", "rgb-th-bench", "--data-dir", str(rgbth_gen), "--model", f"replay:{exported}", "--out",
             str(tmp_path / "replayed"), "--no-progress", "--limit", "3")
     assert r.returncode == 0, r.stderr

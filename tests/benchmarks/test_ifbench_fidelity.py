@@ -105,10 +105,12 @@ def test_image_order_per_input_configuration(crafted, inp, order):
     ("  <think>x</think>\n d.", "official-first-char", None, "d."),
     ("b", "hybrid", None, "b"),
     ("**B**", "hybrid", "B", None),
-    # an empty reply (or nothing after the reasoning) goes to the parser too (SPEC: the model's answer)
-    ("", "hybrid", None, ""),
-    ("<think>x</think>\n", "hybrid", None, ""),
-    ("", "official-first-char", None, ""),
+    # an empty reply (or nothing after the reasoning) is never sent to the parser (SPEC: wrong, no parser call)
+    ("", "hybrid", None, None),
+    ("<think>x</think>\n", "hybrid", None, None),
+    (" \n ", "hybrid", None, None),
+    ("", "official-first-char", None, None),
+    ("<think>x</think>  \n", "official-first-char", None, None),
 ])
 def test_reading_lower_case_and_first_char(reply, mode, letter, to_parser):
     r = read_reply(reply, mode)

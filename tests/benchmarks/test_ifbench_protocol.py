@@ -297,10 +297,12 @@ def _judge_responder(body: dict) -> str:
 def test_parser_path_against_local_server(bench_json, raw, images, tmp_path):
     """Model and judge are real HTTP backends; replies cover exact, wordy, thinking, hopeless and empty."""
     # (the 5th style is reasoning cut off at the token limit, which goes to the parser like any free-form
-    # reply; the 7th an empty reply: the model's answer (SPEC General rules), re-asked once, then sent to the
-    # parser like any reply that is not a letter, never dropped and never an error)
+    # reply; the 7th an empty reply: the model's answer (SPEC General rules), re-asked once, then scored wrong
+    # with no parser call (as the official code), never dropped and never an error; the 8th reasoning and then
+    # nothing: empty after stripping, the same)
     styles = ["{a}", "I think the answer is ({a}) since it is warm.", "<think>look at it</think>\n{a}.",
-              "No idea, sorry.", "<think>so the answer is ({a}), but wait", "Answer: {a}", ""]
+              "No idea, sorry.", "<think>so the answer is ({a}), but wait", "Answer: {a}", "",
+              "<think>it is ({a})</think>\n"]
     answers = {}
     asked_empty: dict[str, int] = defaultdict(int)
 
@@ -348,24 +350,28 @@ def test_parser_path_against_local_server(bench_json, raw, images, tmp_path):
             kinds["exact"] += 1
             assert r["outcome"] == "correct" and r["extra"]["judged_by"] == "exact"
         elif s == "":
-            kinds["empty"] += 1
-            assert r["outcome"] == "unparseable" and r["reply"] == "" and r["judge"][-1]["verdict"] == "F"
+            kinds["empty" if r["reply"] == "" else "think-only"] += 1
+            assert r["outcome"] == "wrong" and r["answer"] is None and not r.get("judge")
+            assert r["extra"]["note"] == "empty reply"
         elif "sorry" in s or s.startswith("Answer:"):
             kinds["F"] += 1
             assert r["outcome"] == "unparseable" and r["judge"][-1]["verdict"] == "F"
         else:
             kinds["parsed"] += 1
             assert r["outcome"] == "correct" and r["extra"]["judged_by"] == "parser"
-    assert kinds["empty"] > 0 and res.counts["n_error"] == 0 and res.counts["n_empty"] == kinds["empty"]
+    assert kinds["empty"] > 0 and kinds["think-only"] > 0
+    assert res.counts["n_error"] == 0 and res.counts["n_empty"] == kinds["empty"]
     assert asked_first_run and set(asked_first_run.values()) == {2}  # each empty reply re-asked once, no more
-    assert res.counts["n_parser_calls"] == kinds["F"] + kinds["parsed"] + kinds["empty"]
-    assert res.counts["n_parser_F"] == kinds["F"] + kinds["empty"]
-    assert res.counts["n_unparseable"] == kinds["F"] + kinds["empty"]
+    # replies with nothing in them never reach the parser: no parser body holds an empty input
+    assert res.counts["n_parser_calls"] == kinds["F"] + kinds["parsed"]
+    assert res.counts["n_parser_F"] == kinds["F"]
+    assert res.counts["n_unparseable"] == kinds["F"]
     assert res.counts["n_exact"] == kinds["exact"]
     # parser calls: Fig. 11 text, thinking off, temperature 0, deduplicated by content
     assert parser_bodies and all(bd["chat_template_kwargs"] == {"enable_thinking": False} for bd in parser_bodies)
     assert all(bd["temperature"] == 0.0 for bd in parser_bodies)
     assert len(parser_bodies) == len({_text(bd) for bd in parser_bodies})
+    assert all(_text(bd).split("Input: ", 1)[1].rsplit("\n    ", 1)[0].strip() for bd in parser_bodies)
     assert all(all(p["type"] == "text" for p in bd["messages"][0]["content"]) for bd in parser_bodies
                if not isinstance(bd["messages"][0]["content"], str))
     # score: correct rotations / 4 per (question, language) -> macro mean -> mean of languages
@@ -379,7 +385,7 @@ def test_parser_path_against_local_server(bench_json, raw, images, tmp_path):
     assert res.metrics["Score"]["Avg"] == pytest.approx(100 * sum(lang_avg) / len(lang_avg))
     # without a judge: exact match only; replies needing the parser are unparseable
     assert res_exact.counts["judge"] == "exact match only" and res_exact.counts["n_parser_calls"] == 0
-    assert res_exact.counts["n_unparseable"] == 48 - kinds["exact"]
+    assert res_exact.counts["n_unparseable"] == 48 - kinds["exact"] - kinds["empty"] - kinds["think-only"]
     assert "exact match only" in IFBench().tables([res_exact])
     # official first-char: "Answer: X" is read as "A"
     assert res_off.counts["judge_mode"] == "official-first-char" and res_off.counts["n_first_char"] > 0

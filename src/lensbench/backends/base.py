@@ -79,6 +79,11 @@ class Backend(ABC):
                     return out + [exc] * (len(requests) - len(out))
         return out
 
+    def check_request(self, request: Request) -> None:
+        """Refuse a request this backend can never answer (raises ConfigError naming why), before anything of
+        its batch is sent (the engine calls it for every request it is about to send). Default: nothing
+        (the replay backend refuses a request of another input mode than its recorded reply's)."""
+
     def prefetch(self, request: Request) -> None:
         """Start preparing ``request``'s media ahead of sending it (default: nothing)."""
 

@@ -4,7 +4,11 @@ Formats read:
 
 * lensbench JSONL (``lensbench export RUN_DIR``): one object per line (lines end at ``\\n`` only)
   with ``request_id`` and ``text`` (or ``error``), optionally ``model``. Matched on the request
-  id. The same request id twice with another reply is refused (never silently last-wins).
+  id. The same request id twice with another reply is refused (never silently last-wins). A line
+  that holds the request's ``messages`` (every export does) also records its input mode: the images and
+  videos it carried. A request that carries others (an export of a run with images replayed under
+  ``--blind``, ``--input blind`` or IV-Bench's ``--pattern no-video``, or the other way round) is
+  refused with a ConfigError naming both, before any reply is given.
 * the formats of the run's benchmark (:class:`lensbench.core.replay.ReplayFormat`, given in
   ``BackendConfig.replay_formats``; e.g. RGB-Th-Bench's third-party result files): a record holding a
   format's fields is read by it and matched on the key the benchmark's requests carry in
@@ -26,7 +30,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from lensbench.core.errors import ConfigError, DataError, TransportError
-from lensbench.core.replay import ReplayFormat, validated
+from lensbench.core.jsonl import parse_jsonl
+from lensbench.core.replay import (Media, ReplayFormat, describe_media, logged_media, request_media, same_media,
+                                   validated)
 from lensbench.core.types import Completion, Request, file_sha256
 from lensbench.backends.base import Backend, BackendConfig
 
@@ -57,14 +63,7 @@ def _read_json_or_jsonl(path: Path) -> list[tuple[str, Any]]:
         if not isinstance(data, list):
             raise DataError(path, "expected a JSON list of records or JSON lines")
         return [(f"record {i}", r) for i, r in enumerate(data, 1)]
-    out = []
-    for i, line in enumerate(text.split("\n"), 1):
-        if line.strip():
-            try:
-                out.append((f"line {i}", json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise DataError(path, f"line {i} is not valid JSON: {exc}") from None
-    return out
+    return [(f"line {i}", r) for i, r in parse_jsonl(path, text)]
 
 
 class _Exported(BaseModel):
@@ -126,6 +125,8 @@ class ReplayBackend(Backend):
             raise ConfigError(f"{self.path} holds replies of several models ({', '.join(models)}): choose one with "
                               "--replay-model")
         self.display_name = model or (models[0] if models else self.path.stem)
+        #: the images and videos each exported request carried (its input mode), with the line it came from
+        self.media: dict[str, tuple[str, tuple[Media, ...]]] = {}
         self.index = self._exports([(w, rec) for w, f, rec, _r in rows if f is None])
         self._checks = []
         for fmt in formats:
@@ -152,9 +153,23 @@ class ReplayBackend(Backend):
                 continue
             index[key] = entry
             first_at[key] = where
+            msgs = (rec.model_extra or {}).get("messages")
+            if msgs is not None:
+                media = logged_media(msgs)
+                if media is None:
+                    raise DataError(self.path, f"{where}: 'messages' is not a request's messages as exported "
+                                               "(a list of {role, content: [text / image / video parts]})",
+                                    field="messages")
+                self.media[key] = (where, media)
         return index
 
-    async def generate(self, request: Request) -> Completion:
+    def check_request(self, request: Request) -> None:
+        """Refuse (ConfigError) a request whose recorded reply was recorded under another input mode: a
+        third-party format's own check, or an export line's images and videos (module docstring)."""
+        self._lookup(request)
+
+    def _lookup(self, request: Request) -> dict[str, str] | None:
+        """The recorded entry answering ``request`` (None: none), after the input-mode checks."""
         match = request.meta.get("replay_match")
         rec = None
         if match is not None:
@@ -163,11 +178,30 @@ class ReplayBackend(Backend):
             rec = self.index.get(tuple(match))
         if rec is None:
             rec = self.index.get(request.id)
+            if rec is not None and request.id in self.media:
+                self._check_media(request)
+        return rec
+
+    async def generate(self, request: Request) -> Completion:
+        rec = self._lookup(request)
         if rec is None:
             raise TransportError(f"no recorded reply in {self.path} for request {request.id!r}", retryable=False)
         if "error" in rec:
             raise TransportError(f"recorded error: {rec['error'][:300]}", retryable=False)
         return Completion(text=rec["text"])
+
+
+    def _check_media(self, request: Request) -> None:
+        """Refuse (ConfigError) a request whose images and videos are not those its exported reply was
+        recorded with: a reply to another input mode never answers this one."""
+        where, recorded = self.media[request.id]
+        asked = request_media(request)
+        if not same_media(recorded, asked):
+            raise ConfigError(f"{self.path} {where}: request {request.id!r} was recorded with "
+                              f"{describe_media(recorded, asked)} but this run sends "
+                              f"{describe_media(asked, recorded)}: "
+                              "a reply recorded under another input mode cannot answer this one; replay the file "
+                              "with the input options it was recorded with (its run's run.json 'options')")
 
 
 def make(arg: str, config: BackendConfig) -> Backend:

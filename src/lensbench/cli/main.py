@@ -7,7 +7,6 @@ failures the same way (:func:`lensbench.core.console.guard`): ``error: ...``, ex
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -30,6 +29,7 @@ from lensbench.cli.reproduce import register as register_reproduce
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 from lensbench.core.console import err_console, fail, guard, make_console
 from lensbench.core.errors import LensbenchError
+from lensbench.core.jsonl import dumps_line
 from lensbench.runtime.export import export_records
 from lensbench.core.writes import write_atomically
 from lensbench.report.runs import iter_samples, load_result
@@ -173,7 +173,7 @@ def export(run_dir: Annotated[Path, typer.Argument(help="run folder", metavar="R
 
     def write(fh) -> None:
         for rec in export_records(run_dir, roles=("model", "judge") if judge else ("model",)):
-            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            fh.write(dumps_line(rec) + "\n")
 
     if out is None:
         write(sys.stdout)

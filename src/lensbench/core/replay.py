@@ -5,21 +5,26 @@ benchmark lists in ``Benchmark.replay_formats`` (e.g. RGB-Th-Bench's third-party
 the question): the runner hands them to the backend (``BackendConfig.replay_formats``), so the replay
 backend knows no benchmark. A format recognises its records by their keys, checks their fields, and keys
 each reply as the benchmark's requests carry it in ``meta["replay_match"]``.
+
+A recorded reply answers only a request of its own input mode: :func:`request_media` /
+:func:`logged_media` list the images and videos a request carries (from the request, or from an export
+line's ``messages``), :func:`same_media` compares them and :func:`describe_media` names them in refusals.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from pathlib import Path, PurePath
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from lensbench.core.errors import DataError
-from lensbench.core.types import Request
+from lensbench.core.types import ImagePart, Request
 
-__all__ = ["ReplayFormat", "ReplayRead", "validated"]
+__all__ = ["ReplayFormat", "ReplayRead", "validated", "Media", "request_media", "logged_media", "same_media",
+           "describe_media"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -64,3 +69,78 @@ class ReplayFormat(ABC):
     @abstractmethod
     def read(self, path: Path, records: list[Any], raw: list[dict[str, Any]]) -> ReplayRead:
         """The replies of this format's ``records`` (validated, in file order; ``raw`` as read) of ``path``."""
+
+
+class Media(NamedTuple):
+    """One image or video a request carries, in message order: ``kind`` ``"image"`` / ``"video"``, ``name``
+    (the file name, for messages) and ``sha256`` (an image's content hash; "" for a video, named by its file)."""
+
+    kind: str
+    name: str
+    sha256: str = ""
+
+    def same(self, other: "Media") -> bool:
+        """Same input: an image with the same bytes (wherever it lies), a video of the same file name
+        (its frames, times and count are the run's frame settings, not its input mode)."""
+        return self.kind == other.kind and (self.sha256 == other.sha256 if self.kind == "image" else
+                                            self.name == other.name)
+
+
+def request_media(request: Request) -> tuple[Media, ...]:
+    """The images and videos ``request`` carries (consecutive frames of one video are one video)."""
+    out: list[Media] = []
+    last_video = None
+    for m in request.messages:
+        for p in m.parts:
+            if isinstance(p, ImagePart):
+                if p.video is None:
+                    out.append(Media("image", PurePath(p.path).name, p.sha256))
+                elif p.video != last_video:
+                    out.append(Media("video", PurePath(p.video).name))
+                last_video = p.video
+            else:
+                last_video = None
+    return tuple(out)
+
+
+def logged_media(messages: Any) -> tuple[Media, ...] | None:
+    """The images and videos of messages in the log format (an export line's ``messages``:
+    :func:`lensbench.core.records.log_messages`), or None when they are not in that format."""
+    if not isinstance(messages, list):
+        return None
+    out: list[Media] = []
+    for m in messages:
+        content = m.get("content") if isinstance(m, dict) else None
+        if not isinstance(content, list):
+            return None
+        for p in content:
+            kind = p.get("type") if isinstance(p, dict) else None
+            if kind in ("image", "video") and not isinstance(p.get("path"), str):
+                return None
+            if kind == "image":
+                if not isinstance(p.get("sha256"), str):
+                    return None
+                out.append(Media("image", PurePath(p["path"].replace("\\", "/")).name, p["sha256"]))
+            elif kind == "video":
+                out.append(Media("video", PurePath(p["path"].replace("\\", "/")).name))
+            elif kind != "text":
+                return None
+    return tuple(out)
+
+
+def same_media(a: Sequence[Media], b: Sequence[Media]) -> bool:
+    """True when ``a`` and ``b`` carry the same images and videos in the same order (:meth:`Media.same`)."""
+    return len(a) == len(b) and all(x.same(y) for x, y in zip(a, b))
+
+
+def describe_media(media: Sequence[Media], other: Sequence[Media] = ()) -> str:
+    """``media`` in words for a message: ``"no image or video"``, ``"images rgb.jpg, thermal.jpg"``,
+    ``"video v1.mp4, then image q.jpg"``; an image whose name is in ``other`` with other bytes shows its hash."""
+    if not media:
+        return "no image or video"
+    names = {m.name: m.sha256 for m in other}
+    words = []
+    for m in media:
+        shown = m.name if names.get(m.name, m.sha256) == m.sha256 else f"{m.name} (sha256 {m.sha256[:12]})"
+        words.append(f"{m.kind} {shown}")
+    return ", then ".join(words)

@@ -82,7 +82,7 @@ def iter_samples(run_dir: str | Path) -> Iterator[SampleRecord]:
     p = Path(run_dir) / SAMPLES
     if not p.is_file():
         raise ConfigError(f"{run_dir}: no {SAMPLES} (not a finished lensbench run folder)")
-    with p.open(encoding="utf-8") as fh:
+    with p.open(encoding="utf-8", newline="\n") as fh:  # lines end at "\n" only, as lensbench.core.jsonl reads them
         for i, line in enumerate(fh, 1):
             if not line.strip():
                 continue

@@ -241,8 +241,11 @@ class Engine:
         return todo
 
     async def _enqueue(self, ph: Phase, todo: list[tuple[str, Request]]) -> None:
-        """Pre-flight ``todo``'s images (the first ones' preparation asked for meanwhile), then queue it
-        as units and start workers for them, ``concurrency`` at most in all."""
+        """Check ``todo`` with its backends (:meth:`Backend.check_request`), pre-flight its images (the first
+        ones' preparation asked for meanwhile), then queue it as units and start workers for them,
+        ``concurrency`` at most in all."""
+        for _k, r in todo:  # a request the backend can never answer stops the run before anything is sent
+            self.backends[r.role].check_request(r)
         units = cut_units(todo, {role: getattr(b, "batch_size", 1) for role, b in self.backends.items()})
         ph.expect(units)
         await preflight_media([r for _k, r in todo])

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lensbench.core.errors import ConfigError
+from lensbench.core.jsonl import dumps_line, safe_line
 from lensbench.core.records import SampleRecord
 from lensbench.report.runs import MANIFEST, RESULT, SAMPLES
 from lensbench.runtime.lock import RunLock
@@ -54,11 +55,12 @@ def write_json(path: Path, obj: Any) -> None:
 
 
 def write_samples(run_dir: str | Path, records: Iterable[SampleRecord | dict[str, Any]]) -> None:
-    """Write ``samples.jsonl`` (one record per line, in order) atomically. Raises WriteFailed (see :func:`write_json`)."""
+    """Write ``samples.jsonl`` (one record per line, in order; U+2028, U+2029 and U+0085 escaped, so that every
+    reader sees one line per record: :mod:`lensbench.core.jsonl`) atomically. Raises WriteFailed (see
+    :func:`write_json`)."""
 
     def write(fh) -> None:
         for r in records:
-            fh.write((r.json_line() if isinstance(r, SampleRecord) else json.dumps(r, ensure_ascii=False, default=str))
-                     + "\n")
+            fh.write((safe_line(r.json_line()) if isinstance(r, SampleRecord) else dumps_line(r, default=str)) + "\n")
 
     write_atomically(Path(run_dir) / SAMPLES, write)

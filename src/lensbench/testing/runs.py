@@ -14,6 +14,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from lensbench.core.jsonl import dumps_line
 from lensbench.benchmarks.crafting import Crafter, make_image
 from lensbench.core.records import SampleRecord
 
@@ -34,7 +35,7 @@ def write_run(run_dir: Path, benchmark: str, model: str, records: list[SampleRec
                                       encoding="utf-8")
     with (run_dir / "samples.jsonl").open("w", encoding="utf-8") as fh:
         for r in records:
-            fh.write(json.dumps(r.line(), ensure_ascii=False) + "\n")
+            fh.write(dumps_line(r.line()) + "\n")
     if write_result:
         counts = {"n": sum(r.outcome != "error" for r in records),
                   "n_error": sum(r.outcome == "error" for r in records),

@@ -11,12 +11,11 @@ to the file's folder or absolute; other keys are kept (``set``, ``source_descrip
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from lensbench.core.errors import DataError
-from lensbench.core.jsonl import iter_jsonl
+from lensbench.core.jsonl import dumps_line, iter_jsonl
 
 __all__ = ["read_items_file", "write_items_file"]
 
@@ -25,7 +24,7 @@ def write_items_file(path: Path, items: list[dict[str, Any]]) -> Path:
     """Grounding items as JSONL (atomically); returns ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(json.dumps(it, ensure_ascii=False, default=str) + "\n" for it in items), encoding="utf-8")
+    tmp.write_text("".join(dumps_line(it, default=str) + "\n" for it in items), encoding="utf-8")
     tmp.replace(path)
     return path
 

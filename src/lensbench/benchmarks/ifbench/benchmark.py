@@ -34,7 +34,7 @@ from lensbench.benchmarks.base import Benchmark, Loaded, RunContext, RunResult
 from lensbench.benchmarks.ifbench import report
 from lensbench.benchmarks.ifbench import layout as release
 from lensbench.benchmarks.ifbench.data import ABBREVS, Question, load_questions
-from lensbench.benchmarks.ifbench.parse import read_parser_reply, read_reply
+from lensbench.benchmarks.ifbench.parse import EMPTY_REPLY, read_parser_reply, read_reply
 from lensbench.benchmarks.ifbench.prompts import INPUTS, LANG_FIELDS, LETTERS, build_prompt, parser_prompt, rotate, template_for
 from lensbench.benchmarks.ifbench.score import CLUSTER, HEADLINES, cells, score_metrics, score_tables
 from lensbench.core.hashing import prime_sha256
@@ -252,7 +252,9 @@ class IFBench(Benchmark):
                 answer = res.verdict
             else:
                 extra["note"] = "parser answered F" if res.verdict == "F" else "invalid parser reply"
-        outcome = "unparseable" if answer is None else "correct" if answer == m["target"] else "wrong"
+        empty = reading.note == EMPTY_REPLY  # the model's answer, with no letter in it: wrong (SPEC General rules)
+        outcome = "wrong" if empty else "unparseable" if answer is None else "correct" if answer == m["target"] \
+            else "wrong"
         return SampleRecord.from_reply(self.name, request.id, request, reply, answer=answer, outcome=outcome,
                                        scores={"correct": int(outcome == "correct")}, **fields)
 

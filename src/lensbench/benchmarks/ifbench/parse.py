@@ -12,6 +12,10 @@ Two judgment modes (``--answer-parsing``; SPEC §1, paper Sec. 3.3 "Hybrid Corre
   (content after its last ``</think>``, ``strip("\\n")``) counts by its first character too
   (a parser reply "Answer: B" counts as A): :func:`official_parser_verdict`.
 
+In both modes a reply with nothing in it (after ``strip()`` and the reasoning: ``""``, or
+``<think>...</think>`` then nothing) is wrong without a parser call, as in the official code (its parser is
+called only when ``len(output) >= 1``): a parser could make up a letter for it.
+
 A reply whose reasoning was cut off (an opening ``<think>`` with no closing tag, e.g. at the token
 limit) is never an exact letter: in both modes it goes to the parser, which gets the text the
 official code sends it, i.e. :func:`official_clean` of the raw reply (the cut-off reasoning and its
@@ -28,10 +32,13 @@ from lensbench.benchmarks.ifbench.prompts import LETTERS
 from lensbench.scoring.text import strip_reasoning
 
 __all__ = ["MODES", "exact_letter", "official_clean", "official_first_char", "parse_parser_reply",
-           "official_parser_verdict", "reasoning_cut_off", "Reading", "read_reply", "read_parser_reply"]
+           "official_parser_verdict", "reasoning_cut_off", "Reading", "read_reply", "read_parser_reply", "EMPTY_REPLY"]
 
 #: judgment modes (``--answer-parsing``) -> the ``judged_by`` tag of a letter read without the parser.
 MODES: dict[str, str] = {"hybrid": "exact", "official-first-char": "first-char"}
+
+#: the note of a reply with nothing in it after the reasoning is stripped (scored wrong, no parser call)
+EMPTY_REPLY = "empty reply"
 
 _EXACT = re.compile(r"^\s*(?:\*\*)?\s*[(\[]?\s*([A-D])\s*[)\]]?\s*\.?\s*(?:\*\*)?\s*\.?\s*$")
 _PARSER_EXACT = re.compile(r"^\s*(?:\*\*)?\s*[(\[]?\s*([A-DF])\s*[)\]]?\s*\.?\s*(?:\*\*)?\s*\.?\s*$")
@@ -119,7 +126,8 @@ class Reading:
 
     ``letter``: the answer read directly (None = not read); ``judged_by``: ``"exact"`` /
     ``"first-char"`` when ``letter`` is set; ``parser_text``: the text to give the parser (None when
-    no parser call is needed); ``note``: what was read (``"empty reply"``).
+    no parser call is needed); ``note``: what was read (:data:`EMPTY_REPLY`: nothing, or nothing after the
+    reasoning: wrong without a parser call).
     """
 
     letter: str | None
@@ -142,9 +150,12 @@ def read_reply(text: str | None, mode: str) -> Reading:
         letter = official_first_char(text) if mode != "hybrid" else None
     if letter is not None:
         return Reading(letter, how)
-    # an empty reply is the model's answer too (SPEC General rules): like any reply that is not a
-    # letter it goes to the parser (as the official code sends it), which finds no option in it
-    return Reading(None, parser_text=cleaned, note=None if cleaned else "empty reply")
+    if not cleaned:
+        # an empty reply (also nothing left after the reasoning) is the model's answer: wrong, and never sent to
+        # the parser, which could make up a letter for it (SPEC General rules; official bench_evaluate.py calls
+        # llm_check_infer only when len(output) >= 1, and "" never equals the answer)
+        return Reading(None, note=EMPTY_REPLY)
+    return Reading(None, parser_text=cleaned)
 
 
 def read_parser_reply(text: str | None, mode: str) -> str | None:

@@ -101,8 +101,7 @@ def render(results: Sequence[RunResult], fmt: str = "md", with_paper: bool = Fal
         "retry them.")).splitlines(keepends=True)
     if skipped := skipped_notes(results, "question(s)"):
         parts.append(skipped)
-    if empty := empty_notes(results, "judged like any reply that is not a single letter (the answer parser, or "
-                                     "unparseable without one)"):
+    if empty := empty_notes(results, "scored wrong without an answer-parser call (as the official code)"):
         parts.append(empty)
     return "\n".join(parts)
 

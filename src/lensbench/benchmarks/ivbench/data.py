@@ -9,13 +9,13 @@ download``) and query images ``images/<image_name>``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lensbench.benchmarks.fields import inside, want_int_or_str, want_obj, want_str, want_str_list
 from lensbench.core.errors import DataError
+from lensbench.core.jsonl import iter_jsonl
 
 __all__ = [
     "PERCEPTION", "REASONING", "TASK_ABBREV", "TASKS", "TABLE2_COLUMNS", "Query", "load_queries",
@@ -104,17 +104,7 @@ def load_queries(path: str | Path) -> list[Query]:
     p = Path(path)
     out: list[Query] = []
     seen: set[str] = set()
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise DataError(p, "question file not found") from None
-    for ln, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(p, f"line {ln}: not valid JSON ({exc})") from None
+    for ln, obj in iter_jsonl(p, "question file"):
         if not isinstance(obj, dict):
             raise DataError(p, f"line {ln}: expected an object {{video_id: [query]}}")
         for vid, qs in obj.items():

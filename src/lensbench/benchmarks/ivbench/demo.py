@@ -10,11 +10,11 @@ video as the query image) and ``videos/<video_id>.mp4`` (a moving bar over chang
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from PIL import Image
 
+from lensbench.core.jsonl import dumps_line
 from lensbench.benchmarks.ivbench.data import TASKS
 from lensbench.media.synth_video import write_test_video
 
@@ -42,6 +42,6 @@ def write_demo(root: str | Path, n_videos: int = 3, queries_per_video: int = 2) 
                             "granularity": "demo", "answer": answer, "answer_location": "[0, 4]",
                             "distractors": [f"second {s}" for s in range(1, 12) if f"second {s}" != answer][:9]})
             k += 1
-        lines.append(json.dumps({vid: queries}, ensure_ascii=False))
+        lines.append(dumps_line({vid: queries}))
     (root / "test_data.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return root

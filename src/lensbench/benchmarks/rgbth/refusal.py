@@ -13,7 +13,9 @@ never a refusal, whatever else it says):
 * ``non-compliance``: any other Fail (free text without yes/no, ``I cannot determine ...``, an empty
   reply).
 
-Case-insensitive, curly apostrophes read as straight ones. ``I cannot determine`` / ``tell`` / ``see``
+Case-insensitive, curly apostrophes read as straight ones; "I am" is one rule in all its spellings
+(``I am``, ``I'm``, ``Im``), for the apology and the inability alike (``I'm unable to help`` is a refusal as
+``I am unable to help`` is). ``I cannot determine`` / ``tell`` / ``see``
 are inability, not refusal: they stay non-compliance. tests/benchmarks/test_rgbth_reproduce.py checks the
 rule on refusals in the wording of the major API models and on real non-compliant replies.
 """
@@ -30,15 +32,17 @@ __all__ = ["fail_kind", "REFUSAL", "NON_COMPLIANCE"]
 REFUSAL, NON_COMPLIANCE = "refusal", "non-compliance"
 
 _VERBS = r"(?:help|assist|comply|answer|provide|fulfill?|support|process|engage|respond|do\s+that)"
+#: "I am" in every spelling a reply uses: "I am", "I'm", "Im" (curly apostrophes are made straight first);
+#: the one rule for the contraction wherever the pattern says "I am"
+_I_AM = r"\bi(?:\s+am|'?m)\s+"
 _REFUSAL = re.compile(
-    r"\b(?:i'?m|i\s+am)\s+(?:so\s+|very\s+|really\s+)?sorry\b"
+    _I_AM + r"(?:so\s+|very\s+|really\s+)?sorry\b"
     r"|\bi\s+apologi[sz]e\b"
-    r"|\bi\s+(?:can'?t|cannot|can\s+not|won'?t|will\s+not|am\s+unable\s+to|'?m\s+unable\s+to|am\s+not\s+able\s+to"
-    r"|'?m\s+not\s+able\s+to)\s+" + _VERBS +
+    r"|\bi\s+(?:can'?t|cannot|can\s+not|won'?t|will\s+not)\s+" + _VERBS +
+    "|" + _I_AM + r"(?:unable|not\s+able)\s+to\s+" + _VERBS +
     r"|\bi\s+(?:must|have\s+to|need\s+to)\s+(?:decline|refuse)\b|\bi\s+(?:decline|refuse)\b"
     r"|\b(?:content|usage|safety)\s+(?:policy|policies|guidelines)\b",
     re.IGNORECASE)
-
 
 def fail_kind(record: SampleRecord) -> str | None:
     """``"refusal"``, ``"non-compliance"`` for a Fail (see the module docstring), None for a record that is

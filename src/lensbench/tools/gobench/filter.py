@@ -20,7 +20,6 @@ read.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -32,6 +31,7 @@ import numpy as np
 from lensbench.core.errors import ConfigError, DataError
 from lensbench.core.extras import require
 from lensbench.core.files import link_or_copy
+from lensbench.core.jsonl import dumps_line
 
 __all__ = ["FilterSettings", "ImageCheck", "quality_metrics", "filter_generations", "HASHES"]
 
@@ -184,7 +184,7 @@ def filter_generations(folders: Sequence[Path], out: Path, s: FilterSettings = F
             link_or_copy(path, out / c.image)
     with (out / "filter.jsonl").open("w", encoding="utf-8") as fh:
         for c in checks:
-            fh.write(json.dumps(asdict(c), ensure_ascii=False) + "\n")
+            fh.write(dumps_line(asdict(c)) + "\n")
     counts = {"images": len(checks), "kept": sum(c.kept for c in checks),
               "dropped": dict(sorted(Counter(c.reason for c in checks if not c.kept).items())),
               "per_generator": {g: sum(c.kept for c in checks if c.generator == g) for g in

@@ -11,11 +11,11 @@ images are kept (resumable); failures are listed, not fatal.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lensbench.core.jsonl import dumps_line
 from lensbench.backends.images.generators import (DiffusersGenerator, FolderGenerator, GenerationError,
                                                   OpenAIImagesGenerator, TextToImage, make_generator)
 from lensbench.benchmarks.gobench.records import GORecord
@@ -68,7 +68,7 @@ def generate_all(records: list[GORecord], out: Path, gen: TextToImage, *, limit:
                     log(f"failed: {exc}")
                 continue
             rep.made += 1
-            fh.write(json.dumps({"scenario": key, "image": f"{key}.png", "prompt": rec.prompt, "generator": gen.name,
-                                 "seconds": round(time.time() - t0, 3)}, ensure_ascii=False) + "\n")
+            fh.write(dumps_line({"scenario": key, "image": f"{key}.png", "prompt": rec.prompt, "generator": gen.name,
+                                 "seconds": round(time.time() - t0, 3)}) + "\n")
             fh.flush()
     return rep

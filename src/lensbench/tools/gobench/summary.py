@@ -26,6 +26,7 @@ from lensbench.benchmarks.gobench.ratings_db import RatingRow
 from lensbench.benchmarks.gobench.records import ANSWERS, DIM_TITLES, DIMENSIONS, GORecord, scenario_of
 from lensbench.benchmarks.gobench.report import paper_table
 from lensbench.core.errors import DataError
+from lensbench.core.jsonl import iter_jsonl
 from lensbench.report.tables import render_table
 from lensbench.scoring.metrics import correlation
 from lensbench.tools.review.agreement import krippendorff_alpha
@@ -88,8 +89,7 @@ def rows_from_run(run_dir: Path) -> Source:
     if images_dir:
         gen = Path(images_dir).name
     rows = []
-    for line in p.read_text(encoding="utf-8").splitlines():
-        r = json.loads(line)
+    for _ln, r in iter_jsonl(p, "samples file", kind=dict):
         if r.get("outcome") != "scored":  # unparseable and transport errors carry no ratings
             continue
         s, labels = r.get("scores") or {}, r.get("labels") or {}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from lensbench.benchmarks.fields import inside, want_obj, want_str
 from lensbench.core.errors import DataError
+from lensbench.core.jsonl import parse_jsonl
 from lensbench.tools.groundingme.boxes import Detection
 
 __all__ = ["read_box_file"]
@@ -27,7 +28,7 @@ def _rows(path: Path) -> list:
         raise DataError(path, "box file not found") from None
     try:
         if path.suffix.lower() == ".jsonl":
-            return [json.loads(line) for line in text.splitlines() if line.strip()]
+            return [v for _ln, v in parse_jsonl(path, text)]
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(path, f"not valid JSON: {exc}") from None

@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 
 from lensbench.core.errors import ConfigError
 from lensbench.core.types import GenParams, Request, StoredResponse
+from lensbench.core.jsonl import dumps_line, iter_lines, read_jsonl
 from lensbench.tools.groundingme.boxes import Detection, count_nms
 from lensbench.tools.groundingme.select import Candidate, SelectionRules, pick_per_image, select_candidates
 
@@ -74,7 +75,7 @@ def write_jsonl_atomic(path: Path, rows: Sequence[dict[str, Any]]) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as fh:
         for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+            fh.write(dumps_line(r) + "\n")
     tmp.replace(path)
 
 
@@ -83,7 +84,7 @@ def read_candidates(work: Path) -> list[dict[str, Any]]:
     p = Path(work) / CANDIDATES
     if not p.is_file():
         raise ConfigError(f"{p} not found: run 'lensbench groundingme build --work {work}' first")
-    return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return read_jsonl(p, "candidates file", kind=dict)
 
 
 def _image_size(path: Path) -> tuple[int, int]:
@@ -96,7 +97,7 @@ def _cached(work: Path) -> dict[tuple[str, str], dict]:
     p = work / DETECTIONS
     out = {}
     if p.is_file():
-        for line in p.read_text(encoding="utf-8").splitlines():
+        for _ln, line in iter_lines(p.read_text(encoding="utf-8")):
             try:
                 d = json.loads(line)
             except json.JSONDecodeError:
@@ -147,7 +148,7 @@ async def annotate(opts: BuildOptions, work: Path, images: list[Path], generate:
                 continue
             dets = det.detect(open_image(p), t) if t else []
             out[p] = dets
-            fh.write(json.dumps({"image": rel, "key": key, "tags": t, "detections": [d.to_json() for d in dets]},
+            fh.write(dumps_line({"image": rel, "key": key, "tags": t, "detections": [d.to_json() for d in dets]},
                                 ensure_ascii=False) + "\n")
             fh.flush()
     log(f"boxes: {len(todo) - counts['n_tag_error']} image(s) annotated, {counts['n_tag_error']} tagging failure(s)")

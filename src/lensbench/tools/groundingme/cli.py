@@ -11,6 +11,7 @@ import typer
 
 from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.core.console import fail
+from lensbench.core.jsonl import dumps_line
 
 __all__ = ["groundingme_app"]
 
@@ -78,7 +79,7 @@ def negatives_cmd(
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as fh:
         for it in mix:
-            fh.write(json.dumps(it, ensure_ascii=False, default=str) + "\n")
+            fh.write(dumps_line(it, default=str) + "\n")
     n_neg = sum(1 for it in mix if it.get("label") == "negative")
     typer.echo(f"{len(negs)}/{len(items)} descriptions edited{checked}; wrote {len(mix)} items "
                f"({n_neg} negatives, {len(mix) - n_neg} positives) to {out}")

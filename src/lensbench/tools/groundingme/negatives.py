@@ -22,6 +22,7 @@ from lensbench.core.resources import read_text
 from lensbench.core.types import GenParams, Message, Request, StoredResponse
 from lensbench.scoring.text import extract_json_object, strip_reasoning
 from lensbench.core.extras import require
+from lensbench.core.jsonl import read_jsonl
 
 __all__ = ["NEG_ATTRIBUTES", "PAPER_RATIOS", "parse_ratio", "read_refexp_source", "parse_edit_reply",
            "mix_negatives", "build_negatives", "negative_template"]
@@ -52,7 +53,7 @@ def read_refexp_source(path: Path) -> list[dict[str, Any]]:
 
         items = pq.read_table(p).to_pylist()
     elif p.suffix.lower() == ".jsonl":
-        items = [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+        items = read_jsonl(p, "items file")
     else:
         try:
             data = json.loads(p.read_text(encoding="utf-8"))

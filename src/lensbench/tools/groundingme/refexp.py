@@ -32,6 +32,7 @@ from PIL import Image
 from lensbench.benchmarks.groundingme.items import read_items_file, write_items_file
 from lensbench.core.errors import ConfigError, DataError
 from lensbench.core.extras import require
+from lensbench.core.jsonl import read_jsonl
 
 __all__ = ["read_grounding_items", "sample_items", "read_items_file", "write_items_file"]
 
@@ -114,7 +115,7 @@ def _rows(p: Path) -> list[dict[str, Any]]:
         if f.suffix == ".parquet":
             rows += require("pyarrow.parquet", "data", "reading parquet files").read_table(f).to_pylist()
         elif f.suffix == ".jsonl":
-            rows += [json.loads(x) for x in f.read_text(encoding="utf-8").splitlines() if x.strip()]
+            rows += read_jsonl(f, "annotation file", kind=dict)
         elif f.suffix == ".json":
             data = json.loads(f.read_text(encoding="utf-8"))
             rows += data if isinstance(data, list) else next((v for v in data.values() if isinstance(v, list)), [])

@@ -21,6 +21,7 @@ from typing import Any
 from lensbench.backends.base import BackendConfig
 from lensbench.benchmarks.ifbench.data import DIMENSIONS
 from lensbench.core.errors import ConfigError
+from lensbench.core.jsonl import dumps_line
 from lensbench.core.types import GenParams
 from lensbench.runtime.lock import RunLock
 from lensbench.runtime.session import EndpointSettings, Session, build_backend
@@ -120,7 +121,7 @@ def build(s: BuildSettings) -> BuildReport:
                 checked = parse_reply(r.text, req.meta["dimensions"])
                 for reason, detail in checked.rejected:
                     rejected[reason] += 1
-                    rej.write(json.dumps({"image": img.key, "reason": reason, "detail": detail},
+                    rej.write(dumps_line({"image": img.key, "reason": reason, "detail": detail},
                                          ensure_ascii=False) + "\n")
                 if checked.valid:
                     name = image_name(img.path)

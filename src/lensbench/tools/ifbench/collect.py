@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lensbench.core.errors import DataError
+from lensbench.core.jsonl import parse_jsonl
 from lensbench.tools.ifbench.generate import SourceImage, Target
 
 __all__ = ["IMAGE_EXTS", "Collected", "collect_images", "read_annotations"]
@@ -52,7 +53,7 @@ def read_annotations(path: Path) -> dict[str, list[dict]]:
         raise DataError(path, "annotation file not found")
     text = path.read_text(encoding="utf-8")
     try:
-        rows = ([json.loads(x) for x in text.split("\n") if x.strip()] if path.suffix.lower() == ".jsonl"
+        rows = ([v for _ln, v in parse_jsonl(path, text)] if path.suffix.lower() == ".jsonl"
                 else json.loads(text))
     except json.JSONDecodeError as exc:
         raise DataError(path, f"not valid JSON: {exc}") from None

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from lensbench.core.errors import ConfigError, DataError
 from lensbench.core.extras import require
+from lensbench.core.jsonl import iter_lines
 
 __all__ = ["read_ids", "download_videos"]
 
@@ -25,7 +26,7 @@ def read_ids(path: str | Path) -> list[str]:
     if not p.is_file():
         raise DataError(p, "id file not found")
     ids = []
-    for line in p.read_text(encoding="utf-8").splitlines():
+    for _ln, line in iter_lines(p.read_text(encoding="utf-8")):
         s = line.strip()
         if not s or s.startswith("#"):
             continue

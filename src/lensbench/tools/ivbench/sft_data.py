@@ -27,6 +27,7 @@ from typing import Any
 from lensbench.benchmarks.ivbench.benchmark import IVBench
 from lensbench.core.errors import DataError
 from lensbench.core.types import ImagePart
+from lensbench.core.jsonl import iter_jsonl
 from lensbench.tools.training.exports import to_llava
 from lensbench.tools.training.sft_data import make_example, write_examples
 
@@ -39,10 +40,8 @@ def source_questions(path: Path) -> dict[str, str]:
     """``{video_id/data_id: source_question}`` of a synthesis output (IV-Bench jsonl with the
     extra ``source_question`` field). Raises DataError when a query lacks it."""
     out = {}
-    for ln, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        for vid, qs in json.loads(line).items():
+    for ln, obj in iter_jsonl(path, "synthesis output", kind=dict):
+        for vid, qs in obj.items():
             for q in qs:
                 if not isinstance(q.get("source_question"), str) or not q["source_question"].strip():
                     raise DataError(path, f"line {ln}: the unaligned variant needs the synthesis output's "

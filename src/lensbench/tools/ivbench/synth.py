@@ -36,6 +36,7 @@ from lensbench.scoring.text import extract_json_object, strip_reasoning
 from lensbench.core.types import GenParams, Message, Request
 from lensbench.core.resources import read_text
 from lensbench.core.extras import require
+from lensbench.core.jsonl import dumps_line, iter_jsonl
 
 __all__ = ["Embedder", "SimpleColorEmbedder", "ClipEmbedder", "make_embedder", "VideoQAItem", "load_videoqa",
            "synthesize"]
@@ -193,16 +194,8 @@ class VideoQAItem:
 def load_videoqa(path: str | Path) -> list[VideoQAItem]:
     """Items of a video-QA jsonl. Raises DataError naming the file, line and field."""
     p = Path(path)
-    if not p.is_file():
-        raise DataError(p, "video-QA file not found")
     out = []
-    for ln, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(p, f"line {ln}: not valid JSON ({exc})") from None
+    for ln, d in iter_jsonl(p, "video-QA file", kind=dict):
         for k in ("video_id", "question", "answer"):
             if not isinstance(d.get(k), str) or not d[k].strip():
                 raise DataError(p, f"line {ln}: missing or empty", field=k)
@@ -272,7 +265,7 @@ async def synthesize(items: Sequence[VideoQAItem], videos_dir: Path, out_file: P
         counts["n_written"] += 1
     out_file.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_file.with_suffix(out_file.suffix + ".tmp")
-    tmp.write_text("".join(json.dumps({v: qs}, ensure_ascii=False) + "\n" for v, qs in per_video.items()),
+    tmp.write_text("".join(dumps_line({v: qs}) + "\n" for v, qs in per_video.items()),
                    encoding="utf-8")
     tmp.replace(out_file)
     return dict(counts)

@@ -12,6 +12,7 @@ from typing import Any
 
 from lensbench.core.answers import Answers
 from lensbench.core.csvsafe import write_csv
+from lensbench.core.jsonl import dumps_line
 from lensbench.tools.review.form import DECISIONS, Form, ReviewItem
 
 __all__ = ["answer_rows", "export_answers", "Outcome", "resolve"]
@@ -40,7 +41,7 @@ def export_answers(path: str | Path, answers: Answers, form: Form, items: Mappin
     if fmt == "jsonl":
         with Path(path).open("w", encoding="utf-8") as fh:
             for r in rows:
-                fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+                fh.write(dumps_line(r) + "\n")
         return len(rows)
     if fmt != "csv":
         raise ValueError(f"{path}: export format must be csv or jsonl, got {fmt!r}")

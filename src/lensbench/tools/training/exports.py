@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lensbench.core.jsonl import dumps_line
 from lensbench.tools.training.sft_data import answer_text, prompt_parts
 
 __all__ = ["EXPORT_FORMATS", "user_text", "to_swift", "to_llamafactory", "to_llava", "export"]
@@ -51,7 +52,7 @@ def to_swift(examples: Sequence[dict[str, Any]], out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as fh:
         for ex in examples:
-            fh.write(json.dumps({"messages": _messages(ex), "images": list(ex["images"])}, ensure_ascii=False) + "\n")
+            fh.write(dumps_line({"messages": _messages(ex), "images": list(ex["images"])}) + "\n")
     return out
 
 

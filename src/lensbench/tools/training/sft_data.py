@@ -16,15 +16,14 @@ only. :mod:`.exports` writes the same examples for ms-swift, LLaMA-Factory and L
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from lensbench.core.errors import DataError
-from lensbench.core.jsonl import iter_jsonl
 from lensbench.core.extras import require
+from lensbench.core.jsonl import dumps_line, iter_jsonl
 
 __all__ = ["make_example", "write_examples", "read_examples", "to_dataset", "prompt_parts", "answer_text"]
 
@@ -60,7 +59,7 @@ def write_examples(path: str | Path, examples: Iterable[dict[str, Any]]) -> int:
             for im in ex["images"]:
                 a = Path(im).resolve()
                 imgs.append(os.path.relpath(a, base) if a.is_relative_to(base) else str(a))
-            fh.write(json.dumps({**ex, "images": imgs}, ensure_ascii=False) + "\n")
+            fh.write(dumps_line({**ex, "images": imgs}) + "\n")
             n += 1
     tmp.replace(p)
     return n

@@ -29,6 +29,7 @@ from typing import Any
 
 from lensbench.core.errors import ConfigError
 from lensbench.core.extras import require
+from lensbench.core.jsonl import dumps_line
 from lensbench.tools.training.measure import Meter
 from lensbench.tools.training.sft_data import read_examples, to_dataset
 from lensbench.tools.training.settings import VLMTrainSettings
@@ -56,7 +57,7 @@ class JsonlLog:
 
     def write(self, row: dict[str, Any]) -> None:
         with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(row, default=str) + "\n")
+            fh.write(dumps_line(row, ensure_ascii=True, default=str) + "\n")
 
 
 def _device(torch, setting: str) -> str:

@@ -38,6 +38,7 @@ from PIL import Image
 from lensbench.core.errors import ConfigError
 from lensbench.tools.ifbench.genvip.editors import list_images
 from lensbench.core.extras import require
+from lensbench.core.jsonl import dumps_line
 
 __all__ = ["find_pairs", "edge_dice", "mean_brightness", "phash", "hamming", "PHashEmbedder", "DinoEmbedder",
            "hierarchical_kmeans", "balanced_sample", "CurateSettings", "curate", "rgb_features"]
@@ -325,7 +326,7 @@ def curate(pairs: Sequence[tuple[Path, Path]], benchmark_images: Sequence[Path],
                 rows[i]["reason"] = "not_sampled"
     with (out / "manifest.jsonl").open("w", encoding="utf-8") as fh:
         for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+            fh.write(dumps_line(r) + "\n")
     counts = Counter(r["reason"] for r in rows)
     summary = {"settings": {k: v for k, v in vars(s).items()}, "embedder": getattr(embedder, "name", "custom"),
                "pairs": len(rows), "kept": counts.get("kept", 0), "counts": dict(sorted(counts.items()))}

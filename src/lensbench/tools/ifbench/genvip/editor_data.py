@@ -20,7 +20,7 @@ from typing import Any
 
 from lensbench.backends.images.editors import EDIT_PROMPT
 from lensbench.core.errors import DataError
-from lensbench.core.jsonl import iter_jsonl
+from lensbench.core.jsonl import iter_jsonl, parse_jsonl
 from lensbench.tools.training.editor_lora import EditPair
 
 __all__ = ["pairs_from_manifest", "read_diffsynth_metadata", "write_diffsynth_metadata"]
@@ -66,7 +66,7 @@ def read_diffsynth_metadata(path: str | Path, base: str | Path | None = None, *,
         raise DataError(p, "metadata file not found")
     text = p.read_text(encoding="utf-8")
     try:
-        rows = [json.loads(x) for x in text.splitlines() if x.strip()] if p.suffix == ".jsonl" else json.loads(text)
+        rows = [v for _ln, v in parse_jsonl(p, text)] if p.suffix == ".jsonl" else json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(p, f"not valid JSON ({exc})") from None
     if not isinstance(rows, list):
