@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from reproduce_craft import B, cells_of, claim, cluster_ci, expected_verdict, macro, rec, write
+from reproduce_craft import B, cells_of, check_cell, check_family, claim, cluster_ci, expected_test, macro, rec, write
 
 from lensbench.benchmarks.rgbth.data import RGB_TH_TXT, RGB_TXT, SKILLS
 from lensbench.benchmarks.rgbth.refusal import NON_COMPLIANCE, REFUSAL, fail_kind
@@ -97,11 +97,14 @@ def test_table3_cells_against_independent_bootstrap(rep, runs, run):
         assert c.value == pytest.approx(val, abs=1e-9)
         assert (c.low, c.high) == (pytest.approx(lo, abs=1e-6), pytest.approx(hi, abs=1e-6))
         assert c.published == pub[metric][group] and c.paper_row == row
-        assert c.verdict == expected_verdict(c.published, lo, hi, 2), c
+        check_cell(c, expected_test(items, macro(GROUP_SKILLS[group]), c.published))
         assert c.p is not None and 0 < c.p <= 1
         verdicts.add(c.verdict)
+    assert check_family(cells_of(rep, "Tab. 3")) == 18  # runs a, b and e (as Chameleon-7B); c, d not comparable
     if run == "b":  # 97% right everywhere: far above every published figure of that row
-        assert verdicts == {"differs"} and all(c.p < 0.01 for c in cells)
+        assert verdicts == {"differs"} and all(c.p_holm < 0.01 for c in cells)
+    else:  # drawn at the row's own levels: no cell differs, and 29 scenes cannot show equivalence within 2 points
+        assert verdicts == {"inconclusive"}
 
 
 def test_never_guessed_and_other_settings_not_comparable(rep):
@@ -124,11 +127,19 @@ def test_every_figure_cell_has_a_verdict_or_a_reason(rep):
 
 
 def test_refusals_counted_apart(rep, runs):
+    from lensbench.report.runs import read_run
+
     cells = {c.column: c for c in cells_of(rep, "Sec. 4.3") if "(e)" in c.row}
     assert cells["refusals"].value == pytest.approx(5) and cells["non-compliance"].value == pytest.approx(7)
     assert cells["non-compliance"].published == 712 and cells["non-compliance"].paper_row == "Chameleon-7B"
-    assert cells["non-compliance"].verdict == expected_verdict(712, cells["non-compliance"].low,
-                                                               cells["non-compliance"].high, 0) == "differs"
+    items = [(r.labels["scene"], "count", float(fail_kind(r) == NON_COMPLIANCE), 1.0)
+             for r in read_run(runs / "e").records]
+    want = expected_test(items, lambda t: len(items) * t["count"][0] / t["count"][1], 712, scale=len(items),
+                         pooled=True)
+    assert want["exact"] and want["p"] < 1e-10  # 7 of 1,624 against the paper's 712: Fisher's exact test
+    check_cell(cells["non-compliance"], want)
+    check_family(cells_of(rep, "Sec. 4.3"))
+    assert cells["non-compliance"].verdict == "differs"
     assert cells["refusals"].verdict == "not comparable"  # the paper prints no refusal count for Chameleon
 
 
