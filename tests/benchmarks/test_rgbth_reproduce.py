@@ -210,3 +210,49 @@ def test_match_errors_name_the_nearest_row(runs):
         reproduce(paper(), [runs / "c"], [f"{runs / 'a'}=SmolVLM-2.3B"], n_resamples=B)
     rep = reproduce(paper(), [runs / "c"], [f"{runs / 'c'}=SmolVLM-2.3B"], n_resamples=B)
     assert {c.paper_row for c in cells_of(rep, "Tab. 3")} == {"SmolVLM-2.3B"}
+
+
+def test_wider_margin_makes_a_replication_consistent(runs):
+    """Run a drawn at InternVL2.5-8B's levels, at --margin 12: its cells' 90% intervals of ours - paper lie
+    inside +-12 points (checked against the rule written again), so they are consistent; b (97% everywhere)
+    still differs."""
+    from lensbench.report.runs import read_run
+
+    rep = reproduce(paper(), [runs / "a", runs / "b"], n_resamples=B, seed=3, margin=12.0)
+    recs = read_run(runs / "a").records
+    cells = [c for c in cells_of(rep, "Tab. 3") if "(a)" in c.row]
+    for c in cells:
+        group, metric = c.column.rsplit(" ", 1)
+        items = (_q_items if metric == "QAcc" else _s_items)(recs, GROUP_SKILLS[group])
+        check_cell(c, expected_test(items, macro(GROUP_SKILLS[group]), c.published, margin=12.0))
+        assert c.margin == 12.0
+    check_family(cells_of(rep, "Tab. 3"))
+    assert [c.verdict for c in cells].count("consistent") >= 4
+    assert {c.verdict for c in cells_of(rep, "Tab. 3") if "(b)" in c.row} == {"differs"}
+    assert "within +-12 points" in rep.rule
+    with pytest.raises(ValueError):
+        reproduce(paper(), [runs / "a"], margin=0)
+
+
+def test_baseline_models_are_never_evidence_for_claims(runs, tmp_path):
+    """A ``random`` run (its recorded model spec) matched to a paper row: not comparable, and left out of
+    every claim test with a note; the model run beside it is still tested."""
+    rnd = write(tmp_path / "rnd", NAME, "random (seed 0)", _records(9, {RGB_TXT: 0.5, RGB_TH_TXT: 0.5}),
+                {"include_extra_skills": False, "input": "rgb+thermal", "skip_missing": False},
+                manifest={"model_spec": "random"})
+    rep = reproduce(paper(), [runs / "a", rnd], [f"{rnd}=Chameleon-7B"], n_resamples=B, seed=3)
+    mine = [c for c in cells_of(rep, "Tab. 3") if "(rnd)" in c.row]
+    assert len(mine) == 6 and all(c.verdict == "not comparable" and "a random baseline, not a model" in c.reason
+                                  for c in mine)
+    c1 = claim(rep, "C1")
+    assert not any("(rnd)" in t.subject for t in c1.tests) and any("(a)" in t.subject for t in c1.tests)
+    assert any("random (seed 0) (rnd) left out: a random baseline, never evidence" in n for n in c1.notes)
+
+
+def test_cli_margin_must_be_positive(runs):
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "lensbench", "reproduce", NAME, str(runs / "a"), "--margin", "0"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--margin 0" in r.stderr and "Traceback" not in r.stderr
