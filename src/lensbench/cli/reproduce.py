@@ -66,8 +66,8 @@ def reproduce_cmd(
                                "least 2/(N+1), by the number of tests)")] = None,
     margin: Annotated[float, typer.Option("--margin", metavar="POINTS", help="equivalence "
                       "margin of 'consistent', in points of a percentage (a count: the same share of its units); "
-                      f"default {MARGIN_POINTS:g}: below the gaps the papers rank models by, and above what a "
-                      "full-size run can resolve (docs/reproduce.md)")] = MARGIN_POINTS,
+                      f"default {MARGIN_POINTS:g}: a model further off passes several neighbouring rows of the "
+                      "papers' tables (docs/reproduce.md)")] = MARGIN_POINTS,
 ) -> None:
     """Does a set of runs reproduce a paper? Every table and figure cell with a verdict, and the paper's claims.
 
