@@ -214,8 +214,8 @@ def main() -> None:
           for g, m in CELLS}
     print(f"shape: {source}; sigma_scene {a.sigma_scene}, sigma_unit {a.sigma_unit} (logit); margin {a.margin:g} "
           f"points; seed {a.seed}; {a.reps} perfect replications, {a.shift_reps} per cell and shift")
-    short = {RGB_TXT: "RGB", RGB_TH_TXT: "RGB-Th", "Overall": "All"}
-    print(f"{'% of cells (Table 3)':<44}" + "".join(f"{short[g] + ' ' + m:>12}"[-9:] for g, m in CELLS))
+    short = {RGB_TXT: "RGB", RGB_TH_TXT: "Th", "Overall": "All"}
+    print(f"{'% of cells (Table 3)':<44}" + "".join(f"{short[g] + ' ' + m:>9}" for g, m in CELLS))
     print(_row("SD of one evaluation (points)", [se[f'{g} {m}'] / 100 for g, m in CELLS]))
     print(_row("perfect replication: differs", r["differs_cell"]))
     print(_row("perfect replication: consistent", r["consistent_cell"]))
