@@ -73,9 +73,9 @@ def reproduce_cmd(
 
     Every computed table and figure cell beside the published value with its 95% CI and a verdict: consistent
     (equivalent within --margin, two one-sided tests), differs (run = paper rejected, both estimates' noise
-    counted, Holm within the table or figure), inconclusive, or not comparable with the reason; the paper's claims tested with paired tests and Holm's
-    correction, token/latency/cost accounting, modality baselines, and what the runs cannot support (and which
-    run would)."""
+    counted, Holm within the table or figure), inconclusive, or not comparable with the reason; the paper's
+    claims tested with paired tests and Holm's correction, token/latency/cost accounting, modality baselines,
+    and what the runs cannot support (and which run would)."""
     from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
     from lensbench.report.reproduce import reproduce
     from lensbench.report.reproduce.render_html import render_html

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["VERDICTS", "CONSISTENT", "DIFFERS", "INCONCLUSIVE", "NOT_COMPARABLE", "Cell", "Section", "TestResult", "ClaimResult",
-           "Report"]
+__all__ = ["VERDICTS", "CONSISTENT", "DIFFERS", "INCONCLUSIVE", "NOT_COMPARABLE", "Cell", "Section", "TestResult",
+           "ClaimResult", "Report"]
 
 CONSISTENT, DIFFERS, INCONCLUSIVE, NOT_COMPARABLE = "consistent", "differs", "inconclusive", "not comparable"
 VERDICTS = (CONSISTENT, DIFFERS, INCONCLUSIVE, NOT_COMPARABLE)
@@ -120,8 +120,8 @@ class Report:
     """Everything ``lensbench reproduce`` prints: ``paper`` / ``cite``, the ``runs`` read (one dict per
     run: label, model, benchmark, matched rows, settings, state), ``sections`` (artifacts, then
     accounting and modality baselines), ``claims``, ``needs`` (what no run supports), ``design`` (how
-    every CI and p was drawn, in words), ``rule`` (how a verdict is reached: tests, margin, Holm), ``flags`` (per-item "answerable without X" flags), ``problems``
-    (runs that could not be read)."""
+    every CI and p was drawn, in words), ``rule`` (how a verdict is reached: tests, margin, Holm), ``flags``
+    (per-item "answerable without X" flags), ``problems`` (runs that could not be read)."""
 
     paper: str
     cite: str
