@@ -1,5 +1,6 @@
 """Helpers of the ``lensbench reproduce`` tests: run folders written from records in each benchmark's real
-record shape, and an independent cluster bootstrap to compute expected values, CIs and verdicts.
+record shape, an independent cluster bootstrap to compute expected values and CIs, and the verdict rule
+(two-estimate test, TOST, Holm) written again from its documentation.
 
 The bootstrap here is written from the documented method (SPEC General rules; scoring/bootstrap.py): the
 clusters counting in a category, in order of first appearance, drawn with
@@ -97,11 +98,93 @@ def micro(cols: Sequence[str], scale: float = 100.0):
     return f
 
 
-def expected_verdict(published: float, low: float, high: float, decimals: int) -> str:
-    """The documented verdict: consistent when ``published`` lies in [low, high] widened by half a unit of the
-    last printed digit."""
-    tol = 0.5 * 10.0 ** (-decimals)
-    return "consistent" if low - tol <= published <= high + tol else "differs"
+def expected_test(items: Sequence[tuple[str, str, float, float]], stat: Callable, published: float, *,
+                  margin: float = 2.0, alpha: float = 0.05, scale: float = 100.0, pooled: bool = False) -> dict:
+    """The documented test of ``ours = published`` (SPEC General rules; scoring/agreement.py), written again
+    here: ``{"p", "low", "high", "equivalent", "exact"}``, or ``{"reason"}`` below 10 clusters.
+
+    Cluster method: the delete-one-cluster jackknife SE of ``stat`` (a plain loop over the clusters), the
+    difference's SE sqrt(2) times it, Student t with K - 1 df, two-sided p and the 90% interval. Exact method
+    (``pooled``: the category pools as k / n; or at 0 / 100%) when every item is one 0/1 unit and fewer than
+    10 successes or failures (ours or the paper's round(p n)): Boschloo (Fisher above 300 units) and
+    Newcombe's hybrid score interval from scipy's Wilson intervals; with clusters of several units and a
+    positive jackknife SE, the wider interval and the larger p of both."""
+    from scipy import stats as st
+
+    clusters = list(dict.fromkeys(c for c, *_x in items))
+    k = len(clusters)
+    if k < 10:
+        return {"reason": f"too few clusters ({k})"}
+
+    def total(keep):
+        out: dict[str, list[float]] = {}
+        for c, col, n, d in items:
+            if c in keep:
+                t = out.setdefault(col, [0.0, 0.0])
+                t[0] += n
+                t[1] += d
+        return {key: (v[0], v[1]) for key, v in out.items()}
+
+    value = stat(total(set(clusters)))
+    loo = [stat(total(set(clusters) - {c})) for c in clusters]
+    mean = sum(loo) / k
+    se = (sum((x - mean) ** 2 for x in loo) * (k - 1) / k) ** 0.5
+    diff = value - published
+    res = None
+    if se > 0:
+        sd = 2 ** 0.5 * se
+        half = st.t.ppf(1 - alpha, k - 1) * sd
+        res = {"p": 2 * st.t.sf(abs(diff) / sd, k - 1), "low": diff - half, "high": diff + half, "exact": False}
+    units = all(d == 1.0 and n in (0.0, 1.0) for _c, _col, n, d in items)
+    kr, nu = int(sum(n for _c, _col, n, _d in items)), len(items)
+    kp = min(nu, max(0, round(published / scale * nu)))
+    if units and (pooled or kr in (0, nu)) and min(kr, nu - kr, kp, nu - kp) < 10:
+        tab = [[kr, nu - kr], [kp, nu - kp]]
+        p = 1.0 if kr == kp else (st.boschloo_exact(tab).pvalue if nu <= 300 else st.fisher_exact(tab)[1])
+        w1 = st.binomtest(kr, nu).proportion_ci(1 - 2 * alpha, method="wilson")
+        w2 = st.binomtest(kp, nu).proportion_ci(1 - 2 * alpha, method="wilson")
+        p1, p2 = kr / nu, kp / nu
+        lo = (p1 - p2 - ((p1 - w1.low) ** 2 + (w2.high - p2) ** 2) ** 0.5) * scale
+        hi = (p1 - p2 + ((w1.high - p1) ** 2 + (p2 - w2.low) ** 2) ** 0.5) * scale
+        exact = {"p": p, "low": lo, "high": hi, "exact": True}
+        if res is None or k == nu:
+            res = exact
+        else:
+            res = {"p": max(p, res["p"]), "low": min(lo, res["low"]), "high": max(hi, res["high"]), "exact": True}
+    assert res is not None, "no variance and no exact branch"
+    res["equivalent"] = -margin * scale / 100 <= res["low"] and res["high"] <= margin * scale / 100
+    return res
+
+
+def check_cell(cell, want: dict) -> None:
+    """``cell``'s p, 90% interval of the difference and provisional equivalence are ``want``'s
+    (:func:`expected_test`); its final verdict is checked by :func:`check_family`."""
+    import pytest
+
+    if "reason" in want:
+        assert cell.verdict == "not comparable" and want["reason"] in cell.reason, cell
+        return
+    assert cell.p == pytest.approx(want["p"], rel=1e-6, abs=1e-12), cell
+    assert (cell.d_low, cell.d_high) == (pytest.approx(want["low"], abs=1e-6), pytest.approx(want["high"], abs=1e-6))
+    assert (cell.verdict == "consistent") == want["equivalent"], cell
+
+
+def check_family(cells: Sequence, alpha: float = 0.05) -> int:
+    """The verdict rule over one table or figure: Holm's adjusted p (written as its definition: the largest
+    ``min(1, (m - j) p_(j))`` over the ranks j up to the cell's) over every cell with a p, then consistent
+    when equivalent, differs when the adjusted p < alpha, else inconclusive. Returns the family size."""
+    import pytest
+
+    tested = [c for c in cells if c.p is not None and c.verdict != "not comparable"]
+    ps = sorted(c.p for c in tested)
+    m = len(ps)
+    for c in tested:
+        rank = max(j for j, p in enumerate(ps) if p <= c.p)
+        adj = max(min(1.0, (m - j) * ps[j]) for j in range(rank + 1))
+        assert c.p_holm == pytest.approx(adj), c
+        if c.verdict != "consistent":
+            assert c.verdict == ("differs" if adj < alpha else "inconclusive"), c
+    return m
 
 
 def cells_of(rep, section_id: str) -> list:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from reproduce_craft import B, cells_of, claim, cluster_ci, expected_verdict, micro, rec, write
+from reproduce_craft import B, cells_of, check_cell, check_family, claim, cluster_ci, expected_test, micro, rec, write
 
 from lensbench.benchmarks.groundingme.benchmark import GroundingME
 from lensbench.benchmarks.groundingme.reproduce import paper
@@ -102,7 +102,9 @@ def test_table3_and_without_rejection(rep, runs):
         val, lo, hi = cluster_ci(items, micro(sorted({i[1] for i in items})), seed=5)
         assert (cells[col].value, cells[col].low, cells[col].high) == (pytest.approx(val), pytest.approx(lo),
                                                                         pytest.approx(hi))
-        assert cells[col].verdict == expected_verdict(cells[col].published, lo, hi, 1)
+        check_cell(cells[col], expected_test(items, micro(sorted({i[1] for i in items})), cells[col].published,
+                                             pooled=True))
+    assert check_family(cells_of(rep, "Tab. 3")) > 0
     wo = next(c for c in cells_of(rep, "Tab. 3 (w/o Rejection)") if "(q8)" in c.row)
     items = _items(recs, lambda r: r.labels["L-1"] != "Rejection")
     assert wo.value == pytest.approx(cluster_ci(items, micro(sorted({i[1] for i in items})), b=5)[0])
@@ -161,3 +163,26 @@ def test_table5_through_grounding_rej_and_its_trend(rep, runs):
     ref = page_trend_test(np.array(per).T, method="asymptotic")
     assert c7.tests[0].estimate == pytest.approx(ref.statistic) and c7.tests[0].p == pytest.approx(ref.pvalue)
     assert "Fig. 6" in " ".join(rep.needs) or any(s.id == "Fig. 6" for s in rep.sections)
+
+
+def test_zero_rejections_of_201_is_not_a_difference_from_half_a_percent(tmp_path):
+    """Issue 29: a run rejecting none of 201 Rejection samples against Qwen2.5-VL-7B's published 0.5% (1 of
+    201) was "differs" (its bootstrap CI is [0, 0]); the exact test of 0/201 vs 1/201 holds no difference."""
+    from scipy import stats as st
+
+    rng = np.random.default_rng(8)
+    layout = [(l1, l2, n) for l1, l2, n in LAYOUT if l1 != "Rejection"]
+    layout += [("Rejection", l2, n) for l2, n in (("Appearance", 51), ("Component", 50), ("Text", 50), ("State", 50))]
+    recs = [rec(GM, f"{l1}-{l2}-{k}", "correct" if ok else "wrong", scores=_scores(rng, ok, l1 == "Rejection"),
+                labels={"L-1": l1, "L-2": l2})
+            for l1, l2, n in layout for k in range(n) for ok in [l1 != "Rejection" and rng.random() < 0.15]]
+    run = write(tmp_path / "q25", GM, "Qwen2.5-VL-7B", recs, GroundingME.Options().model_dump(mode="json"))
+    rep = reproduce(paper(), [run], n_resamples=B, seed=5)
+    cell = next(c for c in cells_of(rep, "Tab. 3") if c.column == "Rejection")
+    assert (cell.value, cell.low, cell.high, cell.published) == (0.0, 0.0, 0.0, 0.5)  # a zero-width bootstrap CI
+    assert cell.p == pytest.approx(st.boschloo_exact([[0, 201], [1, 200]]).pvalue) and "Boschloo" in cell.method
+    assert cell.d_low < 0 < cell.d_high and cell.verdict == "inconclusive"
+    items = [(r.sample_id, r.labels["L-2"], float(r.outcome == "correct"), 1.0) for r in recs
+             if r.labels["L-1"] == "Rejection"]
+    check_cell(cell, expected_test(items, micro(["Appearance", "Component", "Text", "State"]), 0.5, pooled=True))
+    check_family(cells_of(rep, "Tab. 3"))

@@ -9,7 +9,8 @@ import json
 
 import numpy as np
 import pytest
-from reproduce_craft import B, cells_of, claim, cluster_ci, expected_verdict, rec, write
+from scipy import stats as st
+from reproduce_craft import B, cells_of, check_cell, check_family, claim, cluster_ci, expected_test, rec, write
 
 from lensbench.benchmarks.ifbench.analyses import paper_table
 from lensbench.benchmarks.ifbench.benchmark import IFBench
@@ -111,7 +112,8 @@ def test_vanilla_cells(rep, runs, sid, row, strict):
         dims = ABBREVS if c.column == "Avg" else [c.column]
         val, lo, hi = cluster_ci(_items(recs, strict, dims), _score(dims), seed=1)
         assert (c.value, c.low, c.high) == (pytest.approx(val), pytest.approx(lo), pytest.approx(hi))
-        assert c.verdict == expected_verdict(c.published, lo, hi, 1)
+        check_cell(c, expected_test(_items(recs, strict, dims), _score(dims), c.published))
+    assert check_family(cells_of(rep, sid)) > 0
 
 
 def test_editor_rows_need_a_label_and_show_the_editor(rep, runs):
@@ -143,7 +145,15 @@ def test_fig5_thinking_pair(rep, runs):
         c = cells[col]
         assert c.value == pytest.approx(want)
         assert c.published == pytest.approx(t2["Qwen3-VL-8B-Thinking"][col] - t2["Qwen3-VL-8B-Instruct"][col])
-        assert c.verdict == expected_verdict(c.published, c.low, c.high, 1)
+        if col != "Avg":  # 8 questions on 4 images per dimension: no test below 10 clusters (SPEC)
+            assert c.n == 4 and c.verdict == "not comparable" and "too few clusters (4)" in c.reason
+            continue
+        # paired difference against the published one: t test with twice the paired bootstrap variance; the
+        # 90% interval is centred on ours - published and its p is the t test of the same standard error
+        assert (c.d_low + c.d_high) / 2 == pytest.approx(c.value - c.published)
+        sd = (c.d_high - c.d_low) / 2 / st.t.ppf(0.95, c.n - 1)
+        assert c.p == pytest.approx(2 * st.t.sf(abs(c.value - c.published) / sd, c.n - 1))
+    check_family(cells_of(rep, "Fig. 5"))
     c2 = claim(rep, "C2")  # tilted: the thinking run is better on TFU and TFR
     assert len(c2.tests) == 2 and all(t.estimate > 0 for t in c2.tests)
     assert all(t.estimate < 0 for t in claim(rep, "C3").tests)

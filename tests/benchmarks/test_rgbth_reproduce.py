@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from reproduce_craft import B, cells_of, claim, cluster_ci, expected_verdict, macro, rec, write
+from reproduce_craft import B, cells_of, check_cell, check_family, claim, cluster_ci, expected_test, macro, rec, write
 
 from lensbench.benchmarks.rgbth.data import RGB_TH_TXT, RGB_TXT, SKILLS
 from lensbench.benchmarks.rgbth.refusal import NON_COMPLIANCE, REFUSAL, fail_kind
@@ -97,11 +97,14 @@ def test_table3_cells_against_independent_bootstrap(rep, runs, run):
         assert c.value == pytest.approx(val, abs=1e-9)
         assert (c.low, c.high) == (pytest.approx(lo, abs=1e-6), pytest.approx(hi, abs=1e-6))
         assert c.published == pub[metric][group] and c.paper_row == row
-        assert c.verdict == expected_verdict(c.published, lo, hi, 2), c
+        check_cell(c, expected_test(items, macro(GROUP_SKILLS[group]), c.published))
         assert c.p is not None and 0 < c.p <= 1
         verdicts.add(c.verdict)
+    assert check_family(cells_of(rep, "Tab. 3")) == 18  # runs a, b and e (as Chameleon-7B); c, d not comparable
     if run == "b":  # 97% right everywhere: far above every published figure of that row
-        assert verdicts == {"differs"} and all(c.p < 0.01 for c in cells)
+        assert verdicts == {"differs"} and all(c.p_holm < 0.01 for c in cells)
+    else:  # drawn at the row's own levels: no cell differs, and 29 scenes cannot show equivalence within 2 points
+        assert verdicts == {"inconclusive"}
 
 
 def test_never_guessed_and_other_settings_not_comparable(rep):
@@ -124,11 +127,19 @@ def test_every_figure_cell_has_a_verdict_or_a_reason(rep):
 
 
 def test_refusals_counted_apart(rep, runs):
+    from lensbench.report.runs import read_run
+
     cells = {c.column: c for c in cells_of(rep, "Sec. 4.3") if "(e)" in c.row}
     assert cells["refusals"].value == pytest.approx(5) and cells["non-compliance"].value == pytest.approx(7)
     assert cells["non-compliance"].published == 712 and cells["non-compliance"].paper_row == "Chameleon-7B"
-    assert cells["non-compliance"].verdict == expected_verdict(712, cells["non-compliance"].low,
-                                                               cells["non-compliance"].high, 0) == "differs"
+    items = [(r.labels["scene"], "count", float(fail_kind(r) == NON_COMPLIANCE), 1.0)
+             for r in read_run(runs / "e").records]
+    want = expected_test(items, lambda t: len(items) * t["count"][0] / t["count"][1], 712, scale=len(items),
+                         pooled=True)
+    assert want["exact"] and want["p"] < 1e-10  # 7 of 1,624 against the paper's 712: Fisher's exact test
+    check_cell(cells["non-compliance"], want)
+    check_family(cells_of(rep, "Sec. 4.3"))
+    assert cells["non-compliance"].verdict == "differs"
     assert cells["refusals"].verdict == "not comparable"  # the paper prints no refusal count for Chameleon
 
 
@@ -199,3 +210,49 @@ def test_match_errors_name_the_nearest_row(runs):
         reproduce(paper(), [runs / "c"], [f"{runs / 'a'}=SmolVLM-2.3B"], n_resamples=B)
     rep = reproduce(paper(), [runs / "c"], [f"{runs / 'c'}=SmolVLM-2.3B"], n_resamples=B)
     assert {c.paper_row for c in cells_of(rep, "Tab. 3")} == {"SmolVLM-2.3B"}
+
+
+def test_wider_margin_makes_a_replication_consistent(runs):
+    """Run a drawn at InternVL2.5-8B's levels, at --margin 12: its cells' 90% intervals of ours - paper lie
+    inside +-12 points (checked against the rule written again), so they are consistent; b (97% everywhere)
+    still differs."""
+    from lensbench.report.runs import read_run
+
+    rep = reproduce(paper(), [runs / "a", runs / "b"], n_resamples=B, seed=3, margin=12.0)
+    recs = read_run(runs / "a").records
+    cells = [c for c in cells_of(rep, "Tab. 3") if "(a)" in c.row]
+    for c in cells:
+        group, metric = c.column.rsplit(" ", 1)
+        items = (_q_items if metric == "QAcc" else _s_items)(recs, GROUP_SKILLS[group])
+        check_cell(c, expected_test(items, macro(GROUP_SKILLS[group]), c.published, margin=12.0))
+        assert c.margin == 12.0
+    check_family(cells_of(rep, "Tab. 3"))
+    assert [c.verdict for c in cells].count("consistent") >= 4
+    assert {c.verdict for c in cells_of(rep, "Tab. 3") if "(b)" in c.row} == {"differs"}
+    assert "within +-12 points" in rep.rule
+    with pytest.raises(ValueError):
+        reproduce(paper(), [runs / "a"], margin=0)
+
+
+def test_baseline_models_are_never_evidence_for_claims(runs, tmp_path):
+    """A ``random`` run (its recorded model spec) matched to a paper row: not comparable, and left out of
+    every claim test with a note; the model run beside it is still tested."""
+    rnd = write(tmp_path / "rnd", NAME, "random (seed 0)", _records(9, {RGB_TXT: 0.5, RGB_TH_TXT: 0.5}),
+                {"include_extra_skills": False, "input": "rgb+thermal", "skip_missing": False},
+                manifest={"model_spec": "random"})
+    rep = reproduce(paper(), [runs / "a", rnd], [f"{rnd}=Chameleon-7B"], n_resamples=B, seed=3)
+    mine = [c for c in cells_of(rep, "Tab. 3") if "(rnd)" in c.row]
+    assert len(mine) == 6 and all(c.verdict == "not comparable" and "a random baseline, not a model" in c.reason
+                                  for c in mine)
+    c1 = claim(rep, "C1")
+    assert not any("(rnd)" in t.subject for t in c1.tests) and any("(a)" in t.subject for t in c1.tests)
+    assert any("random (seed 0) (rnd) left out: a random baseline, never evidence" in n for n in c1.notes)
+
+
+def test_cli_margin_must_be_positive(runs):
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "lensbench", "reproduce", NAME, str(runs / "a"), "--margin", "0"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--margin 0" in r.stderr and "Traceback" not in r.stderr

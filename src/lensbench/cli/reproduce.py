@@ -19,6 +19,7 @@ from lensbench.core.console import err_console, fail, guard
 from lensbench.core.errors import ConfigError
 from lensbench.core.writes import write_atomically
 from lensbench.runtime.folder import check_out_file
+from lensbench.scoring.agreement import MARGIN_POINTS
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 
 __all__ = ["register", "reproduce_cmd", "parse_price"]
@@ -63,13 +64,18 @@ def reproduce_cmd(
     claim_resamples: Annotated[Optional[int], typer.Option("--claim-resamples", min=1, metavar="N", help="resamples "
                                "of the claim tests (default 10 x --resamples: Holm multiplies the smallest p, at "
                                "least 2/(N+1), by the number of tests)")] = None,
+    margin: Annotated[float, typer.Option("--margin", metavar="POINTS", help="equivalence "
+                      "margin of 'consistent', in points of a percentage (a count: the same share of its units); "
+                      f"default {MARGIN_POINTS:g}: a model further off passes several neighbouring rows of the "
+                      "papers' tables (docs/reproduce.md)")] = MARGIN_POINTS,
 ) -> None:
     """Does a set of runs reproduce a paper? Every table and figure cell with a verdict, and the paper's claims.
 
-    Every computed table and figure cell beside the published value with its 95% CI and a verdict (consistent /
-    differs with p / not comparable with the reason), the paper's claims tested with paired tests and Holm's
-    correction, token/latency/cost accounting, modality baselines, and what the runs cannot support (and which
-    run would)."""
+    Every computed table and figure cell beside the published value with its 95% CI and a verdict: consistent
+    (equivalent within --margin, two one-sided tests), differs (run = paper rejected, both estimates' noise
+    counted, Holm within the table or figure), inconclusive, or not comparable with the reason; the paper's
+    claims tested with paired tests and Holm's correction, token/latency/cost accounting, modality baselines,
+    and what the runs cannot support (and which run would)."""
     from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
     from lensbench.report.reproduce import reproduce
     from lensbench.report.reproduce.render_html import render_html
@@ -81,6 +87,8 @@ def reproduce_cmd(
     if rows:
         sys.stdout.write("\n".join(spec.model_names()) + "\n")
         return
+    if not margin > 0:
+        fail(f"--margin {margin:g}: the equivalence margin must be > 0 points")
     if not run_dirs:
         fail("give at least one run folder (or --rows to list the paper's rows)")
     for path, flag in ((out, "--out"), (md, "--md"), (json_out, "--json")):
@@ -88,7 +96,7 @@ def reproduce_cmd(
             check_out_file(path, flag)
     prices = dict(parse_price(p) for p in price or [])
     rep = reproduce(spec, run_dirs, match or [], n_resamples=resamples, seed=seed, prices=prices,
-                    claim_resamples=claim_resamples)
+                    claim_resamples=claim_resamples, margin=margin)
     text = render_markdown(rep)
     if md is not None:
         _write(md, text)

@@ -116,6 +116,7 @@ def paper() -> Paper:
         baselines=[Baseline("blind", "the image", NAME, {"blind": True}, "SPS", "Authenticity", run=RUN + " --blind",
                             hit=lambda r: (r.scores.get(f"sps_{DIMENSIONS[0]}") or 0) > 0)],
         free={NAME: frozenset({"layout", "ratings_generator"})}, blockers=_blockers, models=models,
+        clusters={NAME: GOBench.cluster},
         notes=["Blind baseline: an image counts as 'answerable without the image' when the blind critic's "
                "Authenticity score is within 0.5 of the people's (SPS > 0).",
                "Tab. 2 (the generators' mean human scores) comes from the ratings: lensbench gobench summary "

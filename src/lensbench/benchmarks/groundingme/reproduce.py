@@ -121,5 +121,6 @@ def paper() -> Paper:
         baselines=[Baseline("blind", "the image", MAIN, {"blind": True}, "Acc@0.5", "Total",
                             run=RUN + " --blind")],
         free={MAIN: free, SETS: free}, tables=extra_tables, models=[BASE],
+        clusters={MAIN: GroundingME.cluster, SETS: GroundingME.cluster},
         notes=["A box format (--bbox-format) is the model's own convention, never a different setting; "
                "--max-pixels (downscaled images) is one: the paper sends the originals."])

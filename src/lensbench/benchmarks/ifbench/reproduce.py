@@ -175,6 +175,7 @@ def paper() -> Paper:
                    Baseline("no infrared", "the infrared image (translated RGB only)", NAME, {"input": "rgb"},
                             "Score", "Avg", run=RUN + " --input rgb --translated-dir RGB")],
         free={NAME: frozenset({"parser_retries", "parser_max_tokens", "parser_disable_thinking"})},
+        clusters={NAME: IFBench.cluster},
         tables=extra_tables, models=[m for p in thinking_pairs() for m in p], blockers=_blockers,
         notes=["Tab. 5/6 rows differ by the editor that made the RGB images, which a run records only in its "
                "translate_report.json (the Editor column): match an editor row with --match RUN=EDITOR."])

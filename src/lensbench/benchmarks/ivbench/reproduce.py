@@ -132,6 +132,6 @@ def paper() -> Paper:
                             run=f"{RUN} --pattern {p}") for w, p in (("image", "text-only"), ("video", "no-video"))]
                   + [Baseline("blind", "the image and the video", NAME, {"pattern": "blind"}, "accuracy", "Overall",
                               run=f"{RUN} --pattern blind")],
-        free={NAME: frozenset({"frame_rule", "decode_workers"})},
+        free={NAME: frozenset({"frame_rule", "decode_workers"})}, clusters={NAME: IVBench.cluster},
         notes=["Sec. 2.3's round-2 quality check removed queries answerable without the image or the video: the "
                "baselines below flag the ones a model still answers without them."])

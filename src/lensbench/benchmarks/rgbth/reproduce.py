@@ -128,7 +128,7 @@ def paper() -> Paper:
                    Baseline("no RGB", "the RGB image", NAME, {"input": "thermal-only"}, "QAcc", "Overall",
                             run=f"{run} thermal-only"),
                    Baseline("blind", "any image", NAME, {"input": "blind"}, "QAcc", "Overall", run=f"{run} blind")],
-        free={NAME: frozenset({"skip_missing", "include_extra_skills"})},
+        free={NAME: frozenset({"skip_missing", "include_extra_skills"})}, clusters={NAME: RGBThBench.cluster},
         tables=extra_tables, models=models,
         notes=["Refusals: a Fail (no whole-word yes/no) that declines to answer (benchmarks/rgbth/refusal.py); "
                "every other Fail is non-compliance."])

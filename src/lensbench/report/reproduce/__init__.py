@@ -12,8 +12,9 @@ latency, cost), :mod:`.necessity` (modality baselines), :mod:`.build` (the repor
 """
 
 from lensbench.report.reproduce.build import reproduce
-from lensbench.report.reproduce.model import CONSISTENT, DIFFERS, NOT_COMPARABLE, VERDICTS, Cell, Report, Section
+from lensbench.report.reproduce.model import (CONSISTENT, DIFFERS, INCONCLUSIVE, NOT_COMPARABLE, VERDICTS, Cell, Report,
+                                              Section)
 from lensbench.report.reproduce.spec import Baseline, Claim, Col, Custom, Grid, Paper, Row
 
 __all__ = ["reproduce", "Paper", "Grid", "Custom", "Row", "Col", "Claim", "Baseline", "Report", "Section", "Cell",
-           "CONSISTENT", "DIFFERS", "NOT_COMPARABLE", "VERDICTS"]
+           "CONSISTENT", "DIFFERS", "INCONCLUSIVE", "NOT_COMPARABLE", "VERDICTS"]

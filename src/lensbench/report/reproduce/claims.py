@@ -32,7 +32,7 @@ from lensbench.report.reproduce.model import ClaimResult, TestResult
 from lensbench.report.reproduce.spec import Claim
 from lensbench.report.reproduce.stats import (cluster_rates, contrast_stats, holm, inversion_p, trend,
                                               with_category)
-from lensbench.scoring.bootstrap import bootstrap_ci, bootstrap_stats, percentile_interval
+from lensbench.scoring.bootstrap import bootstrap_ci, bootstrap_stats, percentile_interval, plural
 from lensbench.scoring.paired import paired_difference
 
 __all__ = ["Contrast", "Versus", "Between", "Trend", "Check", "evaluate_claim", "apply_holm", "ALPHA"]
@@ -43,9 +43,16 @@ Outcome = tuple[list[TestResult], str, list[str]]
 
 def _eligible(ctx: Context, benchmark: str, settings: Mapping[str, Any], ignore: Sequence[str] = (),
               rows: Sequence[str] = ()) -> tuple[list[RunView], list[str]]:
-    """Runs of ``benchmark`` with the claim's settings (and matched to one of ``rows`` when given)."""
+    """Runs of ``benchmark`` with the claim's settings (and matched to one of ``rows`` when given). Runs of a
+    baseline backend (``random``, ``constant:``) are left out with a note: baselines, never evidence for a
+    claim about models."""
     ok, notes = [], []
     for v in ctx.of(benchmark):
+        if v.baseline:
+            note = f"{v.label} left out: a {v.baseline} baseline, never evidence for a claim about models"
+            if note not in notes:
+                notes.append(note)
+            continue
         if rows and not set(rows) & set(v.names):
             continue
         why = ctx.mismatches(v, settings, ignore)
@@ -146,7 +153,7 @@ def _paired(ctx: Context, benchmark: str, table: str, cats: Sequence[str], va: R
         r = paired_difference(ta, tb, c, n_resamples=d.n_resamples, seed=d.seed, level=d.level)
         who = va.label if va is vb else f"{va.label} - {vb.label}"
         out.append(TestResult(f"{who} ({what}): {table} {c}", r.diff, r.low, r.high, r.p_value,
-                              expect, f"paired runs, {d.describe()}; p: permutation over {d.cluster}s"
+                              expect, f"paired runs, {d.describe()}; p: permutation over {plural(d.cluster)}"
                                       + (" (exact)" if r.exact else ""), r.n))
     return out, []
 

@@ -21,6 +21,7 @@ from lensbench.report.reproduce.spec import ANY, Grid, Paper, Row
 from lensbench.report.reproduce.tables import metric_tables
 from lensbench.report.runinfo import coverage_label, protocol_settings, run_state
 from lensbench.report.runs import LoadedRun, ensure_records
+from lensbench.scoring.agreement import MARGIN_POINTS
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, Design, UnitTable
 from lensbench.scoring.intervals import design_for
 
@@ -75,15 +76,29 @@ class RunView:
         """The run folder."""
         return self.run.path
 
+    @property
+    def baseline(self) -> str:
+        """``"random"`` / ``"constant"`` for a run of a baseline backend (its recorded model spec ``random``,
+        ``random:SEED`` or ``constant:ANSWER``, or the display name those backends give), else ``""``."""
+        spec = str(self.run.manifest.get("model_spec") or "")
+        for kind, name in (("random", "random ("), ("constant", "Constant '")):
+            if spec == kind or spec.startswith(kind + ":") or self.model.startswith(name):
+                return kind
+        return ""
+
 
 class Context:
-    """See the module docstring. ``design(benchmark)`` gives the resampling of every CI and p."""
+    """See the module docstring. ``design(benchmark)`` gives the resampling of every CI and p (over the
+    benchmark's cluster, :meth:`cluster`); ``margin``: the equivalence margin of every verdict, points of a
+    percentage (:mod:`lensbench.scoring.agreement`)."""
 
     def __init__(self, paper: Paper, runs: Sequence[LoadedRun], matches: Mapping[str, tuple[list[str], bool]], *,
                  n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95,
-                 prices: Mapping[str, tuple[float, float]] | None = None, claim_resamples: int | None = None):
+                 prices: Mapping[str, tuple[float, float]] | None = None, claim_resamples: int | None = None,
+                 margin: float = MARGIN_POINTS):
         self.paper = paper
         self.n_resamples, self.seed, self.level = n_resamples, seed, level
+        self.margin = margin
         self.claim_resamples = claim_resamples or 10 * n_resamples
         self.prices = dict(prices or {})
         self.views: list[RunView] = []
@@ -95,8 +110,18 @@ class Context:
         """The resampling design of ``benchmark``'s CIs and p-values (its cluster, count, seed, level); ``claims``:
         that of the claim tests, with ``claim_resamples`` (default 10x: a resampled p is at least 2 / (B + 1),
         and Holm multiplies the smallest p by the number of tests)."""
-        return design_for(benchmark, n_resamples=self.claim_resamples if claims else self.n_resamples, seed=self.seed,
-                          level=self.level)
+        return design_for(self.cluster(benchmark), n_resamples=self.claim_resamples if claims else self.n_resamples,
+                          seed=self.seed, level=self.level)
+
+    def cluster(self, benchmark: str) -> str:
+        """What one resampled cluster of ``benchmark`` is, in words (``"scene"``): the paper's declaration
+        (:attr:`Paper.clusters`), else the unit tables of a run of it, else ``"unit"``."""
+        if benchmark in self.paper.clusters:
+            return self.paper.clusters[benchmark]
+        for v in self.of(benchmark):
+            for t in self.tables(v).values():
+                return t.cluster
+        return "unit"
 
     def tables(self, view: RunView) -> dict[str, UnitTable]:
         """The run's metric tables (unit tables + the paper's extra tables), computed once."""
@@ -153,6 +178,8 @@ class Context:
         """The blockers that do not depend on a row's settings: the paper's own, part of the data, an incomplete
         or killed run."""
         out = list(self.paper.blockers(view)) if self.paper.blockers is not None else []
+        if view.baseline:
+            out.append(f"a {view.baseline} baseline, not a model")
         if view.coverage:
             out.append(f"covers {view.coverage} (the paper: all)")
         if view.state:

@@ -51,7 +51,8 @@ def build_grid(ctx: Context, grid: Grid) -> Section:
             sec.cells.append(judge_cell(_row_name(view, row), col.name, tables.get(col.table or grid.table),
                                         col.category, published, design,
                                         paper_row=row.label if row is not None else None, blockers=blockers,
-                                        unpublished=grid.unpublished, decimals=grid.decimals, caveats=caveats))
+                                        unpublished=grid.unpublished, decimals=grid.decimals, caveats=caveats,
+                                        margin=ctx.margin))
         if grid.describe is not None:
             info = grid.describe(view)
             extra_cols += [k for k in info if k not in extra_cols]

@@ -1,8 +1,11 @@
 """What ``lensbench reproduce`` computes: cells with verdicts, sections, claim tests, the report.
 
-Verdict words (:data:`VERDICTS`): ``consistent`` (the published value lies in our 95% CI),
-``differs`` (it does not; ``p`` says how surely), ``not comparable`` (``reason`` says why: another
-model, another setting, part of the data, no published value ...). Claim tests end ``supported``,
+Verdict words (:data:`VERDICTS`, SPEC General rules; :mod:`lensbench.scoring.agreement`):
+``consistent`` (equivalent within the stated margin: the 90% interval of run - paper, both estimates'
+noise counted, lies inside [-margin, +margin], two one-sided tests), ``differs`` (run = paper rejected
+after Holm's correction within the table or figure), ``inconclusive`` (neither), ``not comparable``
+(``reason`` says why: another model, another setting, part of the data, too few clusters, no published
+value ...). Claim tests end ``supported``,
 ``contradicted`` or ``not shown`` after Holm's correction over all the paper's tests, or ``not
 testable`` with what run would make them testable.
 """
@@ -12,11 +15,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["VERDICTS", "CONSISTENT", "DIFFERS", "NOT_COMPARABLE", "Cell", "Section", "TestResult", "ClaimResult",
-           "Report"]
+__all__ = ["VERDICTS", "CONSISTENT", "DIFFERS", "INCONCLUSIVE", "NOT_COMPARABLE", "Cell", "Section", "TestResult",
+           "ClaimResult", "Report"]
 
-CONSISTENT, DIFFERS, NOT_COMPARABLE = "consistent", "differs", "not comparable"
-VERDICTS = (CONSISTENT, DIFFERS, NOT_COMPARABLE)
+CONSISTENT, DIFFERS, INCONCLUSIVE, NOT_COMPARABLE = "consistent", "differs", "inconclusive", "not comparable"
+VERDICTS = (CONSISTENT, DIFFERS, INCONCLUSIVE, NOT_COMPARABLE)
 
 
 @dataclass
@@ -26,9 +29,11 @@ class Cell:
     ``row``: our row (a run, or a run against a paper row: ``"GLM-4.5V (runs/glm)"``); ``paper_row``:
     the published row compared with (None: none); ``column``: as printed; ``value`` / ``low`` / ``high``:
     ours with its 95% CI (None when not computed); ``n``: clusters resampled; ``published``; ``verdict``
-    one of :data:`VERDICTS`; ``p``: two-sided p of "our value equals the published one" (whenever a CI
-    was drawn and there is a published value; None for a deterministic cell); ``reason``: why not
-    comparable, or a note.
+    one of :data:`VERDICTS`; ``p``: two-sided p of "our value equals the published one", both estimates'
+    noise counted (None when untested or deterministic); ``p_holm``: ``p`` after Holm's correction over
+    the tested cells of the section; ``margin``: the equivalence margin (metric units); ``d_low`` /
+    ``d_high``: the 90% interval of ours - published (TOST); ``method``: the test in words; ``reason``:
+    why not comparable, or a note.
     """
 
     row: str
@@ -42,6 +47,11 @@ class Cell:
     verdict: str = NOT_COMPARABLE
     p: float | None = None
     reason: str = ""
+    p_holm: float | None = None
+    margin: float | None = None
+    d_low: float | None = None
+    d_high: float | None = None
+    method: str = ""
 
 
 @dataclass
@@ -110,8 +120,8 @@ class Report:
     """Everything ``lensbench reproduce`` prints: ``paper`` / ``cite``, the ``runs`` read (one dict per
     run: label, model, benchmark, matched rows, settings, state), ``sections`` (artifacts, then
     accounting and modality baselines), ``claims``, ``needs`` (what no run supports), ``design`` (how
-    every CI and p was drawn, in words), ``flags`` (per-item "answerable without X" flags), ``problems``
-    (runs that could not be read)."""
+    every CI and p was drawn, in words), ``rule`` (how a verdict is reached: tests, margin, Holm), ``flags``
+    (per-item "answerable without X" flags), ``problems`` (runs that could not be read)."""
 
     paper: str
     cite: str
@@ -120,6 +130,7 @@ class Report:
     claims: list[ClaimResult] = field(default_factory=list)
     needs: list[str] = field(default_factory=list)
     design: str = ""
+    rule: str = ""
     notes: list[str] = field(default_factory=list)
     flags: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)

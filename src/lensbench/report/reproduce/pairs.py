@@ -45,7 +45,8 @@ def difference_cells(ctx: Context, sec: Section, benchmark: str, table: str, col
         for c in columns:
             pub = None if tag is None else published(tag, c)
             cell = judge_difference(f"{a.label} - {b.label}", c, ctx.tables(a).get(table), ctx.tables(b).get(table), c,
-                                    pub, d, blockers=block, paper_row=None if tag is None else paper_row(tag))
+                                    pub, d, blockers=block, paper_row=None if tag is None else paper_row(tag),
+                                    margin=ctx.margin)
             if pub is None and not cell.reason:
                 cell.reason = unpaired
             sec.cells.append(cell)

@@ -1,7 +1,7 @@
 """A reproduction report as one self-contained HTML appendix in the viewer's style: the viewer's own
 stylesheet (``report/viewer/assets/viewer.css``, inlined), its table classes (``tbl``, paper rows in
-``paper``), verdicts coloured (consistent green, differs red, not comparable grey), figures as inline PNG
-data URLs. No script, no network (:func:`render_html`)."""
+``paper``), verdicts coloured (consistent green, differs red, inconclusive and not comparable grey), figures
+as inline PNG data URLs. No script, no network (:func:`render_html`)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ from typing import Any
 
 from lensbench.core.resources import read_text
 from lensbench.report.reproduce.model import Report, Section
-from lensbench.report.reproduce.render_md import CELL_COLUMNS, TEST_COLUMNS, cell_rows, fmt, test_rows
+from lensbench.report.reproduce.render_md import (CELL_COLUMNS, REASON_COL, TEST_COLUMNS, VERDICT_COL, cell_rows, fmt,
+                                                  test_rows)
 
 __all__ = ["render_html"]
 
 _EXTRA_CSS = """
 .v-consistent, .v-supported { color: var(--ok); font-weight: 600; }
 .v-differs, .v-contradicted { color: var(--bad); font-weight: 600; }
-.v-not-comparable, .v-not-shown { color: var(--mut); }
+.v-not-comparable, .v-not-shown, .v-inconclusive { color: var(--mut); }
 .tbl td.reason { text-align: left; max-width: 40em; color: var(--mut); }
 blockquote { border-left: 3px solid var(--bd); margin: .4em 0; padding: .1em .8em; color: #1f2328; }
 section.art { margin-bottom: 1.6em; }
@@ -50,8 +51,8 @@ def _section(s: Section) -> str:
     if s.cells:
         c = s.counts()
         parts.append(f"<p class='note'>{len(s.cells)} cells: {c['consistent']} consistent, {c['differs']} differ, "
-                     f"{c['not comparable']} not comparable</p>")
-        parts.append(_table(CELL_COLUMNS, cell_rows(s), verdict_col=5, reason_col=7))
+                     f"{c['inconclusive']} inconclusive, {c['not comparable']} not comparable</p>")
+        parts.append(_table(CELL_COLUMNS, cell_rows(s), verdict_col=VERDICT_COL, reason_col=REASON_COL))
     if s.columns and s.rows:
         parts.append(_table(s.columns, s.rows))
     if s.figure:
@@ -72,6 +73,8 @@ def render_html(rep: Report) -> str:
                        [[r["run"], r["benchmark"], r["model"], ", ".join(r["matched"]) or "no paper row",
                          "; ".join(r["settings"]) or "the paper's", r["state"], r["coverage"]] for r in rep.runs]))
     body.append(f"<p class='note'>{html.escape(rep.design)}</p>")
+    if rep.rule:
+        body.append(f"<p class='note'>{html.escape(rep.rule)}</p>")
     body += [_section(s) for s in rep.sections]
     body.append("<h2>Claims</h2><p class='note'>p adjusted by Holm's method over every test of this paper "
                 "(alpha 0.05).</p>")

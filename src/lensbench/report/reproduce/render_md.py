@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from lensbench.report.reproduce.model import ClaimResult, Report, Section
+from lensbench.report.reproduce.model import VERDICTS, ClaimResult, Report, Section
 from lensbench.report.tables import render_table
 
-__all__ = ["render_markdown", "fmt", "fmt_p", "cell_rows", "CELL_COLUMNS", "TEST_COLUMNS", "test_rows"]
+__all__ = ["render_markdown", "fmt", "fmt_p", "cell_rows", "CELL_COLUMNS", "TEST_COLUMNS", "test_rows", "VERDICT_COL",
+           "REASON_COL"]
 
-CELL_COLUMNS = ["run (= paper row)", "column", "ours", "95% CI", "paper", "verdict", "p", "reason / note"]
+CELL_COLUMNS = ["run (= paper row)", "column", "ours", "95% CI", "paper", "verdict", "p", "p (Holm)",
+                "ours - paper, 90% CI", "reason / note"]
+#: index of the verdict and of the reason column in :data:`CELL_COLUMNS`
+VERDICT_COL, REASON_COL = 5, 9
 TEST_COLUMNS = ["test", "estimate", "95% CI", "p", "p (Holm)", "verdict", "method"]
 
 
@@ -40,8 +44,8 @@ def _ci(lo: float | None, hi: float | None) -> str:
 
 def cell_rows(sec: Section) -> list[list[str]]:
     """The section's cells as text rows (:data:`CELL_COLUMNS`)."""
-    return [[c.row, c.column, fmt(c.value), _ci(c.low, c.high), fmt(c.published), c.verdict, fmt_p(c.p), c.reason]
-            for c in sec.cells]
+    return [[c.row, c.column, fmt(c.value), _ci(c.low, c.high), fmt(c.published), c.verdict, fmt_p(c.p),
+             fmt_p(c.p_holm), _ci(c.d_low, c.d_high), c.reason] for c in sec.cells]
 
 
 def test_rows(claim: ClaimResult) -> list[list[str]]:
@@ -72,11 +76,11 @@ def render_markdown(rep: Report) -> str:
                         for r in rep.runs]))
     else:
         out.append("No run of this paper's benchmarks was given.\n")
-    out += [rep.design, ""]
+    out += [rep.design, ""] + ([rep.rule, ""] if rep.rule else [])
     verdict_sections = [s for s in rep.sections if s.cells]
     if verdict_sections:
         out += ["## Verdicts", ""]
-        out.append(_md(["artifact", "cells", "consistent", "differs", "not comparable"],
+        out.append(_md(["artifact", "cells", *VERDICTS],
                        [[f"{s.id}: {s.title}", len(s.cells), *s.counts().values()] for s in verdict_sections]))
     for s in rep.sections:
         out += [f"## {s.id}: {s.title}", ""]

@@ -139,7 +139,8 @@ class Paper:
     UnitTable}``, e.g. IF-Bench's strict score); ``models``: paper model names a run may be
     matched to besides the rows' (named in claims); ``notes``: lines printed under the title;
     ``blockers``: ``run view -> [reasons]`` the paper's own reasons a run is not its measurement beyond
-    options (e.g. no answer parser where the paper used one).
+    options (e.g. no answer parser where the paper used one); ``clusters``: {benchmark: what one resampled
+    cluster is, in words (``"scene"``)}, named beside every CI and test.
     """
 
     title: str
@@ -155,6 +156,7 @@ class Paper:
     models: Sequence[str] = ()
     notes: Sequence[str] = ()
     blockers: Callable[[Any], list[str]] | None = None
+    clusters: Mapping[str, str] = field(default_factory=dict)
 
     def model_names(self) -> list[str]:
         """Every name ``--match`` accepts: the rows' models and labels and :attr:`models`, in order."""
