@@ -179,9 +179,11 @@ def _reasons(run: LoadedRun, facts: Any, layout: Any) -> list[str]:
     if isinstance(shard, dict):
         out.append(f"--shard {shard.get('index', '?')}/{shard.get('count', '?')}")
         loaded = int(shard.get("n_samples_unsharded") or loaded)
+    if not out and n < loaded and res is not None and res.extra.get("partial"):  # a folder written without them
+        out.append(str(res.extra["partial"]))
     skipped = int(res.counts.get(facts.skipped_key) or 0) if res is not None and facts is not None else 0
     if skipped:
-        out.append(f"{_plural(skipped, 'sample')} skipped for missing media")
+        out.append(f"{skipped:,} {facts.load_unit} skipped for missing media")
     size = getattr(layout, "n_samples", None)
     if size and not m.get("demo_data") and loaded + skipped < size:
         out.append(f"the data folder holds {loaded + skipped:,} of the release's {size:,} "
