@@ -99,8 +99,8 @@ def test_coverage_partial_incomplete_and_killed_are_named(tmp_path):
     few_recs = [json.loads(x) for x in (few / "samples.jsonl").read_text().splitlines()]
     videos = {r["labels"]["video_id"] for r in few_recs}
     queries = {(r["labels"]["video_id"], r["labels"]["data_id"]) for r in few_recs}
-    assert (f"| IV-Bench ({len(videos)}/747 videos, {len(queries)}/1,686 queries: 1,664 queries skipped for missing "
-            "media) Overall |") in head
+    assert (f"| IV-Bench ({len(videos)}/747 videos, {len(queries)}/1,686 queries: queries skipped for missing "
+            "media: 1,664) Overall |") in head
     lim = {json.loads(x)["sample_id"] for x in (limited / "samples.jsonl").read_text().splitlines()}
     assert (f"| GroundingME ({len(lim)}/1,005 samples: first 3 of 29 samples (--limit); the data folder holds 29 of "
             "the release's 1,005 samples) Acc@0.5 Total |") in head

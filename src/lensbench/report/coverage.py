@@ -183,7 +183,7 @@ def _reasons(run: LoadedRun, facts: Any, layout: Any) -> list[str]:
         out.append(str(res.extra["partial"]))
     skipped = int(res.counts.get(facts.skipped_key) or 0) if res is not None and facts is not None else 0
     if skipped:
-        out.append(f"{skipped:,} {facts.load_unit} skipped for missing media")
+        out.append(f"{facts.load_unit} skipped for missing media: {skipped:,}")
     size = getattr(layout, "n_samples", None)
     if size and not m.get("demo_data") and loaded + skipped < size:
         out.append(f"the data folder holds {loaded + skipped:,} of the release's {size:,} "
