@@ -21,8 +21,11 @@ from lensbench.cli.view import leaderboard_report
 from lensbench.report.coverage import MAX_MISSING_SHARE, Coverage, run_coverage, run_status
 from lensbench.report.reproduce import reproduce
 from lensbench.report.runs import read_run
+from lensbench.core.errors import NOT_SENT
+from lensbench.core.records import SampleRecord
 from lensbench.report.viewer.data import build_payload
 from lensbench.runtime.runner import RunSettings, run_benchmark
+from lensbench.testing.runs import write_run
 
 ROW = "GPT4o-20241120"  # a paper row to match the runs to (Table 3)
 RGBTH = Release(29, "scenes", 1624, "questions")
@@ -109,6 +112,26 @@ def test_comparable_only_when_short_by_a_few_failed_requests():
     assert Coverage(None, True, reasons=("--limit 3",)).blocker == "release size unknown; --limit 3"
     # a folder that does not record what it loaded (crafted by hand) claims nothing either way
     assert Coverage(RGBTH, False).label == "" and Coverage(RGBTH, False).blocker is None
+
+
+def test_the_viewer_status_names_partial_killed_and_failed_together(tmp_path):
+    recs = [SampleRecord(benchmark="groundingme", sample_id=f"s{i}", outcome="correct",
+                         labels={"L-1": "Spatial", "L-2": "Counting"}) for i in range(10)]
+    recs += [SampleRecord(benchmark="groundingme", sample_id="f0", outcome="error", error="HTTP 500 from x"),
+             SampleRecord(benchmark="groundingme", sample_id="u0", outcome="error", error=NOT_SENT)]
+    d = write_run(tmp_path / "gm", "groundingme", "m", recs, {"Acc@0.5": {"Total": 100.0}},
+                  manifest={"n_samples": 12, "n_samples_loaded": 12})
+    run = read_run(d)
+    assert run_status(run) == ("partial: the data folder holds 12 of the release's 1,005 samples, 10/1,005 samples; "
+                               "killed: 1 unsent request, incomplete: 1 failed request")
+    assert run.problems == [f"{d}: incomplete (2 failed requests)"]
+    cov = run_coverage(run)
+    assert cov.blocker == ("covers 10/1,005 samples (the data folder holds 12 of the release's 1,005 samples; "
+                           "1 failed request; 1 unsent request)")
+    # the same records over the whole release (run.json says all 1,005 were loaded): short only by two requests
+    whole = write_run(tmp_path / "gm-all", "groundingme", "m", recs, {"Acc@0.5": {"Total": 100.0}},
+                      manifest={"n_samples": 1005, "n_samples_loaded": 1005})
+    assert run_status(read_run(whole)) == "killed: 1 unsent request, incomplete: 1 failed request; 10/1,005 samples"
 
 
 @pytest.fixture(scope="module")

@@ -236,18 +236,19 @@ def run_coverage(run: LoadedRun) -> Coverage:
 def run_status(run: LoadedRun) -> str:
     """The run's status in the viewer's run table: ``complete``, ``partial: --limit 20, 2/29 scenes, 80/1,624
     questions``, ``demo data, not the benchmark: ...``, ``incomplete: 1 failed request; 29/29 scenes,
-    1,623/1,624 questions``, or ``unfinished: no result.json``."""
+    1,623/1,624 questions`` (``killed: N unsent requests`` first for a stopped run), ``release size unknown``
+    (a benchmark that states none), or ``unfinished: no result.json``."""
     if run.result is None:
         return "unfinished: no result.json"
     cov = run_coverage(run)
-    if cov.demo:
-        return f"{DEMO}: " + ", ".join([*cov.reasons, cov.counts()])
-    if cov.reasons:
-        return "partial: " + ", ".join([*cov.reasons, cov.counts()])
-    if cov.failed or cov.unsent:
-        gaps = [_plural(cov.failed, "failed request")] if cov.failed else []
-        gaps += [_plural(cov.unsent, "unsent request")] if cov.unsent else []
-        return f"incomplete: {', '.join(gaps)}" + (f"; {cov.counts()}" if cov.stated else "")
+    gaps = [f"killed: {_plural(cov.unsent, 'unsent request')}"] if cov.unsent else []
+    gaps += [f"incomplete: {_plural(cov.failed, 'failed request')}"] if cov.failed else []
+    gap = ", ".join(gaps)
+    if cov.demo or cov.reasons:
+        head = f"{DEMO}: " if cov.demo else "partial: "
+        return head + ", ".join([*cov.reasons, cov.counts()]) + (f"; {gap}" if gap else "")
+    if gap:
+        return gap + (f"; {cov.counts()}" if cov.stated else "")
     if cov.stated and not cov.full:
         return f"partial: {cov.counts()}" if cov.counted else cov.counts()
     return "complete"
