@@ -71,8 +71,8 @@ class Coverage:
     ``release``: the benchmark's :class:`~lensbench.benchmarks.layout.Release` (None: not stated);
     ``stated``: the run's ``run.json`` records what was loaded; ``clusters`` / ``samples``: scored, counted
     against the release (None when not counted); ``reasons``: why the run is partial by design (``--limit 20``,
-    ``--shard 0/3``, ``the data folder holds 140 of the release's 406 question units``, media skipped), demo data apart in
-    ``demo``; ``failed`` / ``unsent``: its requests without a reply.
+    ``--shard 0/3``, ``the data folder holds 140 of the release's 406 question units``, media skipped), demo
+    data apart in ``demo``; ``failed`` / ``unsent``: its requests without a reply.
     """
 
     release: Any = None

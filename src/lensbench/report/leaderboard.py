@@ -7,7 +7,8 @@ generation override, an ``eval`` variant tag, an IV-Bench sweep configuration) a
 counted against the benchmark's release, never the run's folder (:mod:`lensbench.report.coverage`:
 "10/29 scenes, 560/1,624 questions: ...", "demo data, not the benchmark: ..."), so differently configured
 runs are separate columns (never one superseding another) and a partial-coverage or demo-data cell is never
-ranked beside the benchmark's measurement (its cells are marked ``†``). Two runs of one model in the same column are two rows (``model (folder)``).
+ranked beside the benchmark's measurement (its cells are marked ``†``). Two runs of one model in the
+same column are two rows (``model (folder)``).
 Incomplete (failed requests) and killed (unsent requests) runs are marked ``*`` and listed.
 
 Each benchmark states its cells (:meth:`~lensbench.benchmarks.base.Benchmark.headline_cells`, asked
