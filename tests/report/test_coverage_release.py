@@ -106,6 +106,9 @@ def test_comparable_only_when_short_by_a_few_failed_requests():
     assert not Coverage(RGBTH, True, 28, 1623, failed=1).comparable  # a whole scene missing
     assert not Coverage(RGBTH, True, 29, 1623).comparable  # missing without a failed request: not the release
     assert Coverage(RGBTH, True, 29, 1624).full and Coverage(RGBTH, True, 29, 1624).label == ""
+    more = Coverage(RGBTH, True, 31, 1700)  # a constructed data set read by the benchmark's loader
+    assert not more.comparable and more.blocker == ("other data than the release: 31 scenes / 1,700 questions "
+                                                    "scored, the release holds 29 / 1,624")
     # a benchmark that states no release size: said, never a crash, never claimed partial
     unknown = Coverage(None, True)
     assert unknown.label == unknown.text == "release size unknown" and unknown.blocker is None

@@ -104,8 +104,8 @@ class Coverage:
             return False
         if self.release is None:
             return True  # nothing to count against; nothing says the run is partial
-        if not self.counted or self.clusters < self.release.clusters:
-            return False
+        if not self.counted or self.clusters != self.release.clusters or self.samples > self.release.samples:
+            return False  # part of the release, or other data than the release (more than it holds)
         missing = self.release.samples - self.samples
         return missing <= 0 or (missing <= MAX_MISSING_SHARE * self.release.samples and self.failed + self.unsent > 0)
 
@@ -154,6 +154,9 @@ class Coverage:
         r = self.release
         if r is None or not self.counted:
             return "; ".join([self.counts(), *self.reasons])
+        if self.samples > r.samples or self.clusters > r.clusters:
+            return (f"other data than the release: {self.clusters:,} {r.cluster_what} / {self.samples:,} "
+                    f"{r.samples_what} scored, the release holds {r.clusters:,} / {r.samples:,}")
         head = (f"covers {self.samples:,}/{r.samples:,} {r.samples_what}" if r.one_count else
                 f"covers {self.clusters:,}/{r.clusters:,} {r.cluster_what}, {self.samples:,}/{r.samples:,} "
                 f"{r.samples_what}")
