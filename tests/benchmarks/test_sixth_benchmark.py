@@ -116,7 +116,14 @@ def test_a_plugin_benchmark_gets_every_command(toy, tmp_path):
     assert cli("view", str(a), str(b), "--out", str(html), "--no-figures").exit_code == 0
     page = html.read_text(encoding="utf-8")
     assert "toy-count" in page and "img5/plus1" in page and "ToyCount" in page
-    assert "| Model | accuracy (%) | n |" in cli("report", str(a)).stdout
+    report = cli("report", str(a)).stdout
+    assert "| Model | accuracy (%) | n |" in report
+    # it states no release size (issue 29): every surface says so, nothing claims it partial or whole
+    assert f"Coverage of {a}: release size unknown: its share of the benchmark is not counted." in report
+    assert {r["coverage"] for r in heads} == {"release size unknown"}
+    from lensbench.report.viewer.html import read_page_data
+
+    assert [r["status"] for r in read_page_data(page)["runs"]] == ["release size unknown"] * 2
     # export, then replay the export: the same result
     replies = tmp_path / "replies.jsonl"
     assert cli("export", str(a), "--out", str(replies)).exit_code == 0

@@ -76,8 +76,9 @@ def test_two_runs_of_one_configuration_are_two_rows(tmp_path):
 
 
 def test_coverage_partial_incomplete_and_killed_are_named(tmp_path):
+    # coverage is counted against the release (issue 29): a run that loaded all of IV-Bench's 1,686 queries
     full = _edit(craft_run(tmp_path / "full", "iv-bench", "m", n=64, seed=1),
-                 manifest={"n_samples": 16, "n_samples_loaded": 16})
+                 manifest={"n_samples": 1686, "n_samples_loaded": 1686})
     few = _edit(craft_run(tmp_path / "few", "iv-bench", "m2", n=64, seed=2),
                 manifest={"n_samples": 22, "n_samples_loaded": 22},
                 result={"counts": {"n_skipped_missing": 1664}})
@@ -95,15 +96,23 @@ def test_coverage_partial_incomplete_and_killed_are_named(tmp_path):
     md = leaderboard_report([full, few, limited, killed], "md", n_resamples=100)
     head = md.splitlines()[2]
     assert "| IV-Bench Overall |" in head
-    assert "| IV-Bench (22/1,686 queries: the rest skipped for missing media) Overall |" in head
-    assert "| GroundingME (3/29 samples: first 3 of 29 samples (--limit)) Acc@0.5 Total |" in head
-    assert "not ranked with complete runs" in md
-    assert "partial (first 3 of 29 samples (--limit))" in md and "incomplete: 0" not in md
+    few_recs = [json.loads(x) for x in (few / "samples.jsonl").read_text().splitlines()]
+    videos = {r["labels"]["video_id"] for r in few_recs}
+    queries = {(r["labels"]["video_id"], r["labels"]["data_id"]) for r in few_recs}
+    assert (f"| IV-Bench ({len(videos)}/747 videos, {len(queries)}/1,686 queries: queries skipped for missing "
+            "media: 1,664) Overall |") in head
+    lim = {json.loads(x)["sample_id"] for x in (limited / "samples.jsonl").read_text().splitlines()}
+    assert (f"| GroundingME ({len(lim)}/1,005 samples: first 3 of 29 samples (--limit); the data folder holds 29 of "
+            "the release's 1,005 samples) Acc@0.5 Total |") in head
+    assert "not ranked with full runs" in md
+    assert "incomplete: 0" not in md and "partial (" not in md  # a --limit run is partial, not incomplete
+    assert f"{len(lim)}/1,005 samples (first 3 of 29 samples (--limit); the data folder holds 29" in md
     assert "killed: 3 unsent requests" in md and "incomplete: 1 failed request " in md
     killed_row = next(ln for ln in md.splitlines() if ln.startswith("| m3 |"))
     assert "50.0*" in killed_row  # values over what was answered, marked
     limited_row = next(ln for ln in md.splitlines() if ln.startswith("| m |"))
     assert "*" not in limited_row  # a partial run is not an incomplete one
+    assert limited_row.count("†") == 1  # the --limit run's cell (the full IV-Bench run's is not marked)
 
 
 def test_iv_bench_sweep_names_each_setting(tmp_path):

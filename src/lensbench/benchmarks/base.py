@@ -187,6 +187,15 @@ class Benchmark(ABC):
         return {}
 
     @classmethod
+    def release_key(cls, record: SampleRecord) -> tuple[str, str] | None:
+        """``(cluster, sample)``: the cluster and the scored sample of the release (``layout.release``,
+        :class:`~lensbench.benchmarks.layout.Release`) that ``record`` belongs to, as a run's coverage counts
+        them (:mod:`lensbench.report.coverage`); None for a record outside the release (RGB-Th-Bench's extra
+        skills). Default: the record's label named :attr:`cluster` (else its sample id) and its sample id;
+        a benchmark with several records per sample (rotations, languages, sweep settings) overrides it."""
+        return str(record.labels.get(cls.cluster, record.sample_id)), record.sample_id
+
+    @classmethod
     def headline_cells(cls, metrics: dict[str, Any], tables: Callable[[], dict[str, tuple[str, Any]]]
                        ) -> list[tuple[Headline, str, dict[str, Any], str]]:
         """The leaderboard cells of a result: ``(headline, table key, metrics block, setting name)`` for each

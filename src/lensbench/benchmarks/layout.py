@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["FileSet", "GitFile", "Source", "Layout", "IMAGE_SUFFIXES", "image_files"]
+__all__ = ["FileSet", "GitFile", "Source", "Release", "Layout", "IMAGE_SUFFIXES", "image_files"]
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 
@@ -71,11 +71,41 @@ class Source:
 
 
 @dataclass(frozen=True)
+class Release:
+    """The size of the official release, as a run's coverage counts it (SPEC General rules: "A run's coverage
+    is counted against the release ..., never against its own folder").
+
+    ``clusters`` ``cluster_what`` (plural; the CI's resampled cluster: RGB-Th-Bench's 29 scenes) and
+    ``samples`` ``samples_what`` (what is scored: its 1,624 questions), both > 0; ``note`` says which release
+    when the paper evaluated another (IV-Bench: the public subset, not the paper's full set). A benchmark
+    whose cluster is its sample (GroundingME) states the same count twice.
+    """
+
+    clusters: int
+    cluster_what: str
+    samples: int
+    samples_what: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.clusters <= 0 or self.samples <= 0:
+            raise ValueError(f"a release holds at least one cluster and one sample, got {self.clusters}, "
+                             f"{self.samples}")
+
+    @property
+    def one_count(self) -> bool:
+        """True when clusters and samples are the same thing (then coverage names one count)."""
+        return self.cluster_what == self.samples_what
+
+
+@dataclass(frozen=True)
 class Layout:
     """A benchmark's data folder as its loader reads it (see the module docstring): ``bench`` (its CLI
     name), ``source``, the ``files`` a complete folder holds, ``n_samples`` ``samples_what`` its loader
     reads from the official release, ``markers`` (patterns that identify the folder inside a bigger tree,
-    for ``--from DIR``) and ``notes`` (printed after a download)."""
+    for ``--from DIR``), ``notes`` (printed after a download) and ``release``: the release's size in the
+    benchmark's clusters and scored samples (:class:`Release`; None: not stated, coverage then says
+    "release size unknown")."""
 
     bench: str
     source: Source
@@ -85,6 +115,7 @@ class Layout:
     #: patterns that identify the data folder inside a bigger tree (for ``--from DIR``)
     markers: tuple[str, ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
+    release: Release | None = None
 
 
 def image_files(folder: str) -> tuple[str, ...]:

@@ -38,6 +38,7 @@ class BenchmarkFacts(Protocol):
     not_settings: ClassVar[frozenset[str]]
     viewer_group: ClassVar[tuple[str, ...]]
     Options: ClassVar[type]  # a pydantic model of the benchmark's options; ``Options()`` the defaults
+    layout: ClassVar[Any]  # its release's Layout (``layout.release``: its size, for coverage), or None
 
     def __init__(self, options: Any) -> None: ...
 
@@ -45,6 +46,9 @@ class BenchmarkFacts(Protocol):
 
     @classmethod
     def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]: ...
+
+    @classmethod
+    def release_key(cls, record: SampleRecord) -> tuple[str, str] | None: ...
 
     @classmethod
     def headline_cells(cls, metrics: dict[str, Any], tables: Callable[[], dict[str, tuple[str, Any]]]

@@ -4,9 +4,11 @@ One row per model, one column per benchmark headline cell *and configuration*: e
 what it covers (issue 19). A column is keyed by the benchmark, the run's protocol settings
 (:func:`lensbench.report.runinfo.protocol_settings`: blind, input mode, judge, best-of-N, a
 generation override, an ``eval`` variant tag, an IV-Bench sweep configuration) and its coverage
-("22/1,686 queries", "first 3 of 29 samples (--limit)"), so differently configured runs are
-separate columns (never one superseding another) and a partial-coverage cell is never ranked beside
-complete ones. Two runs of one model in the same column are two rows (``model (folder)``).
+counted against the benchmark's release, never the run's folder (:mod:`lensbench.report.coverage`:
+"10/29 scenes, 560/1,624 questions: ...", "demo data, not the benchmark: ..."), so differently configured
+runs are separate columns (never one superseding another) and a partial-coverage or demo-data cell is never
+ranked beside the benchmark's measurement (its cells are marked ``†``). Two runs of one model in the
+same column are two rows (``model (folder)``).
 Incomplete (failed requests) and killed (unsent requests) runs are marked ``*`` and listed.
 
 Each benchmark states its cells (:meth:`~lensbench.benchmarks.base.Benchmark.headline_cells`, asked
@@ -27,6 +29,7 @@ from typing import Any
 
 from lensbench.core.errors import LensbenchError
 from lensbench.report.catalog import BenchmarkFacts, describe
+from lensbench.report.coverage import run_coverage
 from lensbench.report.runinfo import coverage_label, protocol_settings, run_state, settings_label
 from lensbench.report.leaderboard_render import TIDY_COLUMNS, render
 from lensbench.report.runs import LoadedRun, run_intervals, run_table_settings
@@ -42,7 +45,8 @@ class Cell:
     """One value of the tidy table.
 
     ``settings``: the named protocol settings of its run ("" = the paper's protocol);
-    ``coverage``: "" (all the data) or ``"22/1,686 queries: ..."``; ``state``: "" (complete) or
+    ``coverage``: "" (the benchmark's measurement) or what the run covers of the release and why
+    (:attr:`lensbench.report.coverage.Coverage.label`); ``state``: "" (complete) or
     what is missing (``incomplete: 2 failed requests``); ``headline`` marks the leaderboard's
     columns; ``note`` says why there is no CI; ``n``: clusters counting in the category;
     ``cluster``: what the CI resampled; ``run``: the folder; ``row``: the row name (the model, or
@@ -214,8 +218,9 @@ def build_leaderboard(runs: list[LoadedRun], *, n_resamples: int = DEFAULT_RESAM
         taken.update((row, k) for k in heads)
         for c in cells:
             c.row = row
-        if cells and (cells[0].state or cells[0].coverage):
-            lb.unfinished.append((str(run.path), "; ".join(x for x in (cells[0].state, cells[0].coverage) if x)))
+        cov = run_coverage(run).text
+        if cells and (cells[0].state or cov):
+            lb.unfinished.append((str(run.path), "; ".join(x for x in (cells[0].state, cov) if x)))
         lb.cells.extend(cells)
     return lb
 

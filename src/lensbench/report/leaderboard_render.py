@@ -14,6 +14,7 @@ from dataclasses import asdict
 from typing import Any
 
 from lensbench.report.catalog import benchmark_order, describe
+from lensbench.report.coverage import UNKNOWN
 from lensbench.report.tables import fmt_value, render_table
 
 __all__ = ["render", "TIDY_COLUMNS"]
@@ -55,8 +56,17 @@ def _marked(c) -> bool:
     return "incomplete" in c.state or "killed" in c.state
 
 
+#: the mark of a cell whose run is not the benchmark's measurement: part of the release, or demo data
+PARTIAL_MARK = "†"
+
+
+def _partial(coverage: str) -> bool:
+    """Whether a column's coverage names part of the release or demo data (not only an unknown release size)."""
+    return bool(coverage) and not coverage.startswith(UNKNOWN)
+
+
 def _cell_text(c) -> str:
-    s = fmt_value(c.value, 1) + ("*" if _marked(c) else "")
+    s = fmt_value(c.value, 1) + ("*" if _marked(c) else "") + (PARTIAL_MARK if _partial(c.coverage) else "")
     if c.ci_low is not None and c.ci_high is not None:
         s += f" [{c.ci_low:.1f}, {c.ci_high:.1f}]"
     return s
@@ -83,9 +93,12 @@ def _md(lb) -> str:
     if any(k[1] for k in columns):
         out += ("[...] names the protocol settings a run used where they differ from the benchmark's defaults "
                 "(or from the other runs'): differently configured runs are separate columns.\n")
-    if any(k[2] for k in columns):
-        out += ("(n/N ...) marks a run over part of the benchmark's data: its column is not ranked with complete "
-                "runs.\n")
+    if any(k[2].startswith(UNKNOWN) for k in columns):
+        out += f"({UNKNOWN}): the benchmark states no release size: what its runs cover is not counted.\n"
+    if any(_partial(k[2]) for k in columns):
+        out += (f"{PARTIAL_MARK} (n/N ...) = a run over part of the benchmark's release (counted against the release, "
+                "never the run's folder) or on demo data: not the benchmark's measurement, its column is not ranked "
+                "with full runs.\n")
     if any(_marked(c) for c in heads):
         out += "* = run not complete (failed or unsent requests, listed below): values over what was answered.\n"
     notes = sorted({f"{c.row or c.model} / {_header(c.column)}: {c.note}" for c in heads if c.note})

@@ -7,9 +7,10 @@ Read by the leaderboard (``lensbench report``, ``eval``, the viewer) and by ``le
   the judge/parser model, and the generation parameters the user overrode (``temperature``,
   ``max_tokens``, ``top_p``, ``extra_body`` keys, ``image_max_side``). Runs that differ in any of
   them are different columns, never one superseding the other.
-* :func:`coverage`: samples run / samples in the benchmark's data (``22/1,686 queries``: the rest
-  skipped for missing media, or a ``--limit`` / ``--shard`` run).
-* :func:`run_state`: ``partial (first N of M ...)``, ``incomplete: N failed requests``,
+* :func:`coverage`, :func:`coverage_label`: what the run covers of the benchmark's release (counted against
+  the release, never the run's folder: :mod:`lensbench.report.coverage`, where a ``--limit`` / ``--shard`` /
+  demo-data / part-of-the-release run is named).
+* :func:`run_state`: ``incomplete: N failed requests``,
   ``killed: N unsent requests`` (a run stopped before every request was sent and rebuilt from
   its store: the missing replies were never asked for), or ``""`` for a complete run.
 """
@@ -20,17 +21,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lensbench.core.errors import NOT_SENT
 from lensbench.report.catalog import describe
-from lensbench.report.runs import LoadedRun, ensure_records
+from lensbench.report.coverage import UNSENT, error_split, run_coverage
+from lensbench.report.runs import LoadedRun
 
 __all__ = ["protocol_settings", "settings_label", "settings_differences", "coverage", "coverage_label",
-           "run_state", "error_split"]
-
-#: the error text a rebuilt run gave a request it never sent before lensbench 0.2 wrote
-#: :data:`lensbench.core.errors.NOT_SENT` (folders written then are still read)
-UNSENT = "no stored reply"
-
+           "run_state", "error_split", "UNSENT"]
 
 def _flat(prefix: str, value: Any, out: dict[str, Any]) -> None:
     if isinstance(value, dict):
@@ -97,58 +93,27 @@ def settings_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str
 
 
 def coverage(run: LoadedRun) -> tuple[int, int] | None:
-    """``(samples run, samples in the data)``, or None when the run's files do not say."""
-    m, res = run.manifest, run.result
-    if "n_samples" not in m:
-        return None
-    total = int(m.get("shard", {}).get("n_samples_unsharded") or m.get("n_samples_loaded") or m["n_samples"])
-    facts = describe(run.benchmark)
-    if res is not None and facts is not None:
-        total += int(res.counts.get(facts.skipped_key) or 0)
-    return int(m["n_samples"]), total
+    """``(samples scored, samples in the release)`` (:func:`lensbench.report.coverage.run_coverage`), or None
+    when the run's files do not say or the benchmark states no release size."""
+    cov = run_coverage(run)
+    return (cov.samples, cov.release.samples) if cov.stated and cov.counted else None
 
 
 def coverage_label(run: LoadedRun) -> str:
-    """``""`` for a run over all the data, else ``"22/1,686 queries"`` (+ why when the run says)."""
-    cov = coverage(run)
-    if cov is None or cov[0] >= cov[1]:
-        return ""
-    facts = describe(run.benchmark)
-    noun = facts.load_unit if facts is not None else "samples"
-    res = run.result
-    why = ""
-    if res is not None and res.extra.get("partial"):
-        why = f": {res.extra['partial']}"
-    elif res is not None and facts is not None and res.counts.get(facts.skipped_key):
-        why = ": the rest skipped for missing media"
-    return f"{cov[0]:,}/{cov[1]:,} {noun}{why}"
-
-
-def _unsent(error: str) -> bool:
-    return NOT_SENT in error or error.startswith(UNSENT)
-
-
-def error_split(run: LoadedRun) -> tuple[int, int]:
-    """``(failed, unsent)`` requests of a run: unsent = never asked (a killed run rebuilt from its store)."""
-    res = run.result
-    n_error = int(res.counts.get("n_error") or 0) if res is not None else 0
-    records = ensure_records(run) if n_error else None
-    if records is None:
-        return n_error, 0
-    unsent = sum(1 for r in records if r.outcome == "error" and _unsent(r.error or ""))
-    return n_error - unsent, unsent
+    """``""`` for a run that is the benchmark's measurement, else what it covers of the release and why
+    (``"10/29 scenes, 560/1,624 questions: the data folder holds 140 of ..."``, ``"demo data,
+    not the benchmark: ..."``): :attr:`lensbench.report.coverage.Coverage.label`."""
+    return run_coverage(run).label
 
 
 def run_state(run: LoadedRun) -> str:
-    """``""`` (complete), or what is missing: ``partial (...)``, ``incomplete: N failed requests``,
+    """``""`` (every request answered), or what is missing: ``incomplete: N failed requests``,
     ``killed: N unsent requests`` (both when both), ``N replies not stored`` (the store refused them: scored,
-    asked again on resume)."""
+    asked again on resume). What a run covers by design (``--limit``, demo data) is its coverage, not its state."""
     res = run.result
     if res is None:
         return "unfinished: no result.json"
     parts = []
-    if res.extra.get("partial"):
-        parts.append(f"partial ({res.extra['partial']})")
     failed, unsent = error_split(run)
     if unsent:
         parts.append(f"killed: {unsent} unsent request{'s' * (unsent != 1)} (run the same command to finish)")

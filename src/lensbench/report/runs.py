@@ -111,6 +111,7 @@ class LoadedRun:
     _tables: dict[str, UnitTable] | None = field(default=None, repr=False, compare=False)
     _intervals: dict[Design, dict[tuple[str, str], Interval]] = field(default_factory=dict, repr=False,
                                                                       compare=False)
+    _coverage: Any = field(default=None, repr=False, compare=False)  # lensbench.report.coverage.run_coverage
 
     @property
     def benchmark(self) -> str:
@@ -157,8 +158,9 @@ def read_run(run_dir: str | Path, with_records: bool = True) -> LoadedRun:
         run.problems.append(f"{p}: no {RESULT} (unfinished or not a run folder)")
     if with_records:
         ensure_records(run)
-    if run.result is not None and not run.result.complete:
-        run.problems.append(f"{p}: incomplete ({run.result.counts.get('n_error', '?')} failed requests)")
+    n_error = int(run.result.counts.get("n_error") or 0) if run.result is not None else 0
+    if n_error:  # a --limit / --shard run is partial, not failed: its coverage says so (report.coverage)
+        run.problems.append(f"{p}: incomplete ({n_error} failed request{'s' * (n_error != 1)})")
     return run
 
 

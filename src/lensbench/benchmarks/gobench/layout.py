@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lensbench.benchmarks.gobench.records import find_records_file, load_records
-from lensbench.benchmarks.layout import FileSet, GitFile, Layout, Source
+from lensbench.benchmarks.layout import FileSet, GitFile, Layout, Release, Source
 
 __all__ = ["LAYOUT", "count_release", "absent_media"]
 
@@ -20,6 +20,8 @@ LAYOUT = Layout(
         FileSet("human ratings and images (VLMEvalKit TSV)", ("GOBench.tsv",), minimum=0),
     ),
     n_samples=999, samples_what="records",
+    # 333 scenarios x 3 generated images = 999 images; the image is both the scored sample and the CI's cluster
+    release=Release(999, "images", 999, "images", note="333 scenarios x 3 images"),
     markers=("data_total.json", "data/data_total.json", "GOBench.tsv"),
     notes=("images and human ratings are in GOBench.tsv (--human-ratings DIR/GOBench.tsv)",),
 )

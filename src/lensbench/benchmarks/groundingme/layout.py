@@ -4,7 +4,7 @@ loader reads as well)."""
 
 from __future__ import annotations
 
-from lensbench.benchmarks.layout import FileSet, Layout, Source
+from lensbench.benchmarks.layout import FileSet, Layout, Release, Source
 
 __all__ = ["LAYOUT"]
 
@@ -17,6 +17,8 @@ LAYOUT = Layout(
     files=(FileSet("parquet shards or VLMEvalKit's groundingme.tsv", ("*.parquet", "*/*.parquet", "groundingme.tsv"),
                    minimum=1),),
     n_samples=1005, samples_what="samples",
+    # the test split: 1,005 samples, each its own cluster
+    release=Release(1005, "samples", 1005, "samples"),
     markers=("*.parquet", "*/*.parquet", "groundingme.tsv"),
 )
 

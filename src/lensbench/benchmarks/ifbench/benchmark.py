@@ -65,6 +65,12 @@ class IFBench(Benchmark):
     viewer_group = ("qid",)  # a question's 4 rotations x 2 languages together
 
     @classmethod
+    def release_key(cls, record: SampleRecord) -> tuple[str, str] | None:
+        """``(image, question)`` of a record (a question has 4 rotations x 2 languages of records)."""
+        qid = str(record.labels.get("qid", record.sample_id))
+        return str(record.extra.get("image") or qid), qid
+
+    @classmethod
     def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
         """The soft circular ``Score`` table (:func:`lensbench.benchmarks.ifbench.score.score_tables`)."""
         return nonempty({"Score": score_tables(records)["Score"]})

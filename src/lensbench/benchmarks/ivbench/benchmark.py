@@ -71,6 +71,13 @@ class IVBench(Benchmark):
                               "decode_workers"})
 
     @classmethod
+    def release_key(cls, record: SampleRecord) -> tuple[str, str] | None:
+        """``(video, query)`` of a record (a sweep has one record per query and setting)."""
+        video = str(record.labels.get("video_id", record.sample_id))
+        data_id = record.labels.get("data_id")
+        return video, f"{video}/{data_id}" if data_id is not None else record.sample_id
+
+    @classmethod
     def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
         """One accuracy table per frames/resolution configuration (:mod:`lensbench.benchmarks.ivbench.units`)."""
         return nonempty(accuracy_tables(records))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lensbench.benchmarks.ivbench.data import find_question_file, load_queries
-from lensbench.benchmarks.layout import FileSet, GitFile, Layout, Source, image_files
+from lensbench.benchmarks.layout import FileSet, GitFile, Layout, Release, Source, image_files
 
 __all__ = ["LAYOUT", "count_release", "absent_media"]
 
@@ -23,6 +23,9 @@ LAYOUT = Layout(
         FileSet("videos", ("videos/*.mp4",), minimum=0, media=True),
     ),
     n_samples=1686, samples_what="queries",
+    # the public release (test_data.jsonl): 1,686 queries on 747 videos; the paper's full set is larger
+    release=Release(747, "videos", 1686, "queries",
+                    note="the public release; the paper evaluates 2,585 queries on 967 videos"),
     markers=("test_data.jsonl", "dataset/test_data.jsonl"),
     notes=("videos are not redistributed: fetch them with 'lensbench ivbench download' into videos/",),
 )

@@ -88,6 +88,14 @@ class RGBThBench(Benchmark):
     layout = LAYOUT
 
     @classmethod
+    def release_key(cls, record: SampleRecord) -> tuple[str, str] | None:
+        """``(scene, question)`` of a record; None for the two extra Text-Reference skills (not the paper's
+        1,624 questions, Sec. 3.2)."""
+        if record.labels.get("extra") is True:
+            return None
+        return str(record.labels.get("scene", record.sample_id)), record.sample_id
+
+    @classmethod
     def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
         """QAcc and SAcc over the paper's 14 skills (:func:`lensbench.benchmarks.rgbth.units.skill_tables`)."""
         return nonempty(skill_tables(records))

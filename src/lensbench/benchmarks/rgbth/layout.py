@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lensbench.benchmarks.layout import FileSet, Layout, Source
+from lensbench.benchmarks.layout import FileSet, Layout, Release, Source
 
 __all__ = ["LAYOUT", "absent_media"]
 
@@ -20,6 +20,8 @@ LAYOUT = Layout(
         FileSet("thermal images", ("*/*/thermal.jpg", "*/*/thermal.png"), count=29, media=True),
     ),
     n_samples=406, samples_what="question units",
+    # the paper's benchmark (Sec. 3.2): 14 skills, 1,624 questions on 29 RGB-thermal pairs (the scenes)
+    release=Release(29, "scenes", 1624, "questions"),
     markers=("*/*/questions.json",),
 )
 

@@ -5,7 +5,8 @@ protocol settings, state, coverage and the paper names it is matched to), the re
 each run's metric tables (computed once, :func:`lensbench.report.reproduce.tables.metric_tables`).
 Comparability of a run with a published row (:meth:`Context.blockers`): the same model (matched), the
 same protocol settings (the paper's defaults, the artifact's and the row's settings; options the paper
-declares free never count), all the data and a complete run. Judge and generation overrides are noted
+declares free never count), the whole release (not demo data) and a complete run, or one missing only a few
+failed requests (:mod:`lensbench.report.coverage`). Judge and generation overrides are noted
 beside the verdict (:meth:`Context.caveats`), not blockers, unless an artifact names them.
 """
 
@@ -19,7 +20,8 @@ from typing import Any
 
 from lensbench.report.reproduce.spec import ANY, Grid, Paper, Row
 from lensbench.report.reproduce.tables import metric_tables
-from lensbench.report.runinfo import coverage_label, protocol_settings, run_state
+from lensbench.report.coverage import run_coverage
+from lensbench.report.runinfo import protocol_settings, run_state
 from lensbench.report.runs import LoadedRun, ensure_records
 from lensbench.scoring.agreement import MARGIN_POINTS
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, Design, UnitTable
@@ -46,7 +48,8 @@ def same_value(a: Any, b: Any) -> bool:
 class RunView:
     """One run as a reproduction sees it: ``run`` (the loaded folder), ``settings`` (protocol settings),
     ``names`` (paper names it is matched to), ``explicit`` (matched by ``--match``), ``state`` (``""`` =
-    complete) and ``coverage`` (``""`` = all the data)."""
+    complete) and ``coverage`` (``""`` = the whole release, else what it covers and why:
+    :attr:`lensbench.report.coverage.Coverage.text`)."""
 
     run: LoadedRun
     settings: dict[str, Any]
@@ -104,7 +107,8 @@ class Context:
         self.views: list[RunView] = []
         for r in runs:
             names, explicit = matches.get(str(r.path.resolve()), ([], False))
-            self.views.append(RunView(r, protocol_settings(r), list(names), explicit, run_state(r), coverage_label(r)))
+            self.views.append(RunView(r, protocol_settings(r), list(names), explicit, run_state(r),
+                                      run_coverage(r).text))
 
     def design(self, benchmark: str, claims: bool = False) -> Design:
         """The resampling design of ``benchmark``'s CIs and p-values (its cluster, count, seed, level); ``claims``:
@@ -175,14 +179,18 @@ class Context:
         return self.mismatches(view, settings) + self.run_blockers(view)
 
     def run_blockers(self, view: RunView) -> list[str]:
-        """The blockers that do not depend on a row's settings: the paper's own, part of the data, an incomplete
-        or killed run."""
+        """The blockers that do not depend on a row's settings: the paper's own, part of the release or demo
+        data (:attr:`lensbench.report.coverage.Coverage.blocker`: "covers 10/29 scenes, ...", "demo data, not
+        the benchmark"), an incomplete or killed run, unless it misses only a few samples (at most
+        :data:`~lensbench.report.coverage.MAX_MISSING_SHARE` of the release, every cluster scored): that run
+        stays comparable, its coverage stated in the run list."""
         out = list(self.paper.blockers(view)) if self.paper.blockers is not None else []
         if view.baseline:
             out.append(f"a {view.baseline} baseline, not a model")
-        if view.coverage:
-            out.append(f"covers {view.coverage} (the paper: all)")
-        if view.state:
+        cov = run_coverage(view.run)
+        if cov.blocker:
+            out.append(cov.blocker)
+        if view.state and not cov.comparable:
             out.append(view.state)
         return out
 

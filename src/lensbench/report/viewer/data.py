@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lensbench.report.catalog import describe
+from lensbench.report.coverage import run_coverage, run_status
 from lensbench.report.runs import LoadedRun
 from lensbench.report.viewer.media import ImageRegistry, frame_index
 
@@ -86,6 +87,7 @@ def build_payload(runs: Sequence[LoadedRun], *, tables: dict[str, str] | None = 
         res = run.result
         run_docs.append({"i": ri, "benchmark": run.benchmark, "model": run.model, "label": _label_id(run, ri, runs),
                          "path": str(run.path), "complete": run.finished, "problems": run.problems,
+                         "status": run_status(run), "coverage": run_coverage(run).text,
                          "counts": res.counts if res else {}, "metrics": res.metrics if res else {},
                          "n": len(recs)})
         samples.extend(_sample(ri, rec, images, frames) for rec in recs)

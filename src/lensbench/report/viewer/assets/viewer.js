@@ -99,7 +99,7 @@
       if (D.tables[b]) sec.appendChild(h('div', { html: D.tables[b] }));
       var rows = R.filter(function (r) { return r.benchmark === b; }).map(function (r) {
         var c = r.counts || {};
-        return h('tr', null, h('td', { text: r.label }), h('td', { text: r.complete ? 'finished' : 'unfinished' }),
+        return h('tr', null, h('td', { text: r.label }), h('td', { cls: 'note wrap', text: r.status || (r.complete ? 'complete' : 'unfinished') }),
           h('td', { text: fmt(r.n) }), h('td', { text: fmt(c.n_unparseable) }), h('td', { text: fmt(c.n_error) }),
           h('td', { cls: 'note wrap', text: (r.problems || []).join('; ') }), h('td', { cls: 'path', text: r.path }));
       });
