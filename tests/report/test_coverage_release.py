@@ -66,7 +66,7 @@ def test_a_limit_run_names_its_limit_and_counts_against_the_release(rgbth_gen, t
     assert f"Coverage of {d}: {counts} ({why}): not comparable" in s["report"]
     assert s["viewer"] == f"partial: --limit 10, the data folder holds 48 of the release's 406 question units, {counts}"
     assert "unfinished" not in s["viewer"] and "failed" not in s["viewer"]
-    assert s["verdicts"] == {"not comparable"} and s["reasons"] == {f"covers {counts} ({why})"}
+    assert s["verdicts"] == {"not comparable"} and s["reasons"] == {f"a random baseline, not a model; covers {counts} ({why})"}
     assert read_run(d).problems == []  # no more "incomplete (0 failed requests)"
 
 
@@ -77,7 +77,7 @@ def test_a_shard_run_and_a_demo_run_say_so(rgbth_gen, tmp_path):
     counts = f"{scenes}/29 scenes, {questions}/1,624 questions"
     assert f"({counts}: --shard 1/3; the data folder holds 48" in s["leaderboard"]
     assert s["viewer"].startswith("partial: --shard 1/3, ") and s["viewer"].endswith(counts)
-    assert all(r.startswith(f"covers {counts} (--shard 1/3;") for r in s["reasons"])
+    assert all(r.startswith(f"a random baseline, not a model; covers {counts} (--shard 1/3;") for r in s["reasons"])
     # lensbench data demo: the folder is labelled, the run records demo_data, every surface says so
     demo = CliRunner().invoke(app, ["data", "demo", "rgb-th-bench", str(tmp_path / "demo")], catch_exceptions=False)
     assert demo.exit_code == 0, demo.output
@@ -89,7 +89,7 @@ def test_a_shard_run_and_a_demo_run_say_so(rgbth_gen, tmp_path):
     assert f"RGB-Th-Bench (demo data, not the benchmark: {counts}) QAcc Overall" in s["leaderboard"]
     assert f"Coverage of {dd}: demo data, not the benchmark: {counts}: not comparable" in s["report"]
     assert s["viewer"] == f"demo data, not the benchmark: {counts}"
-    assert s["reasons"] == {"demo data, not the benchmark"} and s["verdicts"] == {"not comparable"}
+    assert s["reasons"] == {"a random baseline, not a model; demo data, not the benchmark"} and s["verdicts"] == {"not comparable"}
     assert s["runs"][0]["coverage"] == f"demo data, not the benchmark: {counts}"
 
 
