@@ -309,7 +309,7 @@ def test_report_reports_the_healthy_run_and_names_the_broken_plugin(installed, t
     out = flat(r.output)
     qs = json.loads((installed / "questions.json").read_text())
     acc = 100 * sum(q["answer"] == "2" for q in qs) / len(qs)  # constant:2 is right where the answer is 2
-    assert f"| Constant '2' | {acc:.1f} [" in out and "ToyCount accuracy all" in out  # B, reported
+    assert f"| Constant '2' | {acc:.1f} [" in out and "ToyCount (release size unknown) accuracy all" in out  # B, reported
     assert "plugin 'flaky' (lbp_flaky:Flaky) cannot be loaded: RuntimeError: boom at import (flaky)" in out, out
 
 
