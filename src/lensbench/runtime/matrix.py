@@ -60,7 +60,7 @@ class ModelEntry(BaseModel):
     api_key_env: str = Field(default=DEFAULT_KEY_ENV, description="NAME of the environment variable holding the "
                              "key (a key itself is refused)")
     concurrency: int = Field(default=16, ge=1, le=MAX_CONCURRENCY, strict=True, description="requests in flight on "
-                             "this model's endpoints, shared by all its cells")
+                             "this model's endpoints, shared by all its cells (<= 4096)")
     model_args: dict[str, Any] = Field(default_factory=dict, description="backend arguments, as -M KEY=VALUE "
                                        "(e.g. { dtype = \"bfloat16\" } for hf:); see docs/model-args.md")
     settings: dict[str, Any] = Field(default_factory=dict, description="run flags for every cell of this model")
