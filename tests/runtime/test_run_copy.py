@@ -75,6 +75,39 @@ def test_store_refuses_hard_and_symbolic_links(tmp_path):
         RunStore(tmp_path / "c")
 
 
+def test_readers_of_a_shared_store_leave_its_wal_alone(tmp_path):
+    """report's integrity check and export read a hard-linked store read-only: the WAL the two folders share
+    (replies of a killed run, not yet in the database file) keeps every byte."""
+    from lensbench.runtime.export import export_records
+    from lensbench.runtime.repair import store_problem
+
+    code = ("import os, sqlite3, sys; db = sqlite3.connect(sys.argv[1], isolation_level=None); "
+            "db.execute('PRAGMA journal_mode=WAL'); db.execute('PRAGMA wal_autocheckpoint=0'); "
+            "db.executescript(open(sys.argv[2]).read()); "
+            "[db.execute(\"INSERT INTO responses (key, request_id, status, text, created) VALUES (?, ?, 'ok', 'Yes', 0)\", "
+            "(f'k{i}', f'r{i}')) for i in range(50)]; os._exit(0)")  # killed: never closed, never checkpointed
+    run = tmp_path / "run"
+    run.mkdir()
+    schema = tmp_path / "schema.sql"
+    from lensbench.runtime.store import _SCHEMA
+    schema.write_text(_SCHEMA)
+    subprocess.run([sys.executable, "-c", code, str(run / "responses.sqlite"), str(schema)], check=True)
+    wal = run / "responses.sqlite-wal"
+    before = wal.read_bytes()
+    assert len(before) > 0
+    cp_al(run, tmp_path / "copy")
+    copy_wal = tmp_path / "copy" / "responses.sqlite-wal"
+
+    def untouched() -> bool:  # the copy's WAL is still the original's file, every byte as it was
+        return copy_wal.exists() and os.path.samefile(copy_wal, wal) and wal.read_bytes() == before
+
+    assert store_problem(tmp_path / "copy" / "responses.sqlite") is None
+    assert untouched()
+    assert len(list(export_records(tmp_path / "copy"))) == 50
+    assert untouched()
+    assert len(ok_keys(run)) == 50
+
+
 def test_hard_linked_copy_is_refused_and_lensbench_copy_is_independent(tmp_path):
     data = make_rgbth_release(tmp_path / "data", n_scenes=3)
     orig, linked, safe, done_copy = (tmp_path / n for n in ("orig", "linked", "safe", "done-copy"))
@@ -91,6 +124,9 @@ def test_hard_linked_copy_is_refused_and_lensbench_copy_is_independent(tmp_path)
         assert len(before) >= 20
         cp_al(orig, linked)
 
+        r = cli("report", str(linked))  # a reader of the copy: reads, never checkpoints the shared WAL away
+        assert "Traceback" not in r.stderr
+        assert ok_keys(orig) == before and wal.stat().st_size > 0
         r = cli(*run_args(data, linked, srv.url))  # resume in the copy: refused before anything is sent
         assert r.returncode == 2, r.stderr
         assert "shares its store with another folder" in r.stderr and "lensbench copy" in r.stderr
