@@ -10,6 +10,9 @@ clean run's metrics. Data: a generated RGB-Th-Bench release (960 questions); the
 local fake OpenAI server (or the stand-in engine, for SIGTERM); the full disk is a small tmpfs in a
 private mount namespace (:mod:`lensbench.testing.small_disk`; skipped where not allowed).
 
+kill -9 with a launched engine (issue 30): the engine and its forked workers must die with lensbench
+(orphans goal 0) and the engine's temporary folder go (tmp left goal 0).
+
 Hard links (issue 30): a run killed while its WAL holds replies is copied with hard links (``cp -al``),
 then the copy is resumed, then the original: per incident it prints the replies in the original
 before and after (goal: equal), whether the resume in the copy was refused (goal 1, exit 2) and the
@@ -115,8 +118,10 @@ def kill9(data: Path, work: Path, n: int, c: int, rng: random.Random, clean: dic
     return t
 
 
-def sigterm(data: Path, work: Path, n: int, c: int, rng: random.Random) -> Tally:
-    t = Tally("SIGTERM, launched engine")
+def sigterm(data: Path, work: Path, n: int, c: int, rng: random.Random, sig: int = signal.SIGTERM) -> Tally:
+    """SIGTERM (or, with ``sig``, SIGKILL: no lensbench code runs; issue 30) of a run with a launched engine."""
+    name = signal.Signals(sig).name
+    t = Tally(f"{name}, launched engine")
     exe = quote(f"{sys.executable} -m lensbench.testing.standin_engine serve")
     model = f"vllm:org/m?exe={exe}&args={quote('--standin-latency 0.2 --standin-workers 2')}"
     r = subprocess.run(run_argv(data, work / "term-clean", model, None, c), capture_output=True, text=True,
@@ -124,7 +129,7 @@ def sigterm(data: Path, work: Path, n: int, c: int, rng: random.Random) -> Tally
     assert r.returncode == 0, r.stderr
     clean = metrics(r.stdout)  # the stand-in answers every question alike: its own reference
     for i in range(n):
-        out, tmp, rec = work / f"term{i}", work / f"term{i}.tmp", work / f"term{i}.rec"
+        out, tmp, rec = work / f"{name}{i}", work / f"{name}{i}.tmp", work / f"{name}{i}.rec"
         tmp.mkdir()
         env = {**os.environ, "TMPDIR": str(tmp), "LENSBENCH_STANDIN_RECORD": str(rec)}
         argv = run_argv(data, out, model, None, c)
@@ -134,9 +139,13 @@ def sigterm(data: Path, work: Path, n: int, c: int, rng: random.Random) -> Tally
             time.sleep(0.01)
         time.sleep(rng.random() * 6.0)  # a whole run takes ~6 s: stop it anywhere, the end included
         info = json.loads(rec.read_text())
-        p.send_signal(signal.SIGTERM)
+        p.send_signal(sig)
         _, err = p.communicate(timeout=120)
-        time.sleep(0.5)
+        deadline = time.monotonic() + (15 if sig == signal.SIGKILL else 0.5)  # the watcher's grace: 10 s
+        while time.monotonic() < deadline and (any(map(alive, [info["pid"], *info["workers"]]))
+                                               or list(tmp.glob("lensbench-vllm-*"))):
+            time.sleep(0.05)
+        time.sleep(0.5 if sig != signal.SIGKILL else 0)
         pids = [info["pid"], *info["workers"]]
         orphans = [x for x in pids if alive(x)]
         for x in orphans:
@@ -149,7 +158,7 @@ def sigterm(data: Path, work: Path, n: int, c: int, rng: random.Random) -> Tally
         r = resume(argv, env)
         t.add(stored_at_stop=stored, rebought=answered - stored if answered >= 0 else "?",  # ?: engine killed
               exit=p.returncode,
-              line=int(len(line) == 1), orphans=len(orphans), tmp_left=tmp_left,
+              line=int(len(line) == 1 or sig == signal.SIGKILL), orphans=len(orphans), tmp_left=tmp_left,
               tracebacks=(err + r.stderr).count("Traceback"), same=int(r.returncode == 0 and metrics(r.stdout) == clean))
         if len(orphans):
             print(f"    orphans killed: {orphans}")
@@ -236,6 +245,7 @@ def main() -> None:
         print(f"{total} requests per run, concurrency {a.concurrency}; clean run done")
         tallies = [kill9(data, work, a.kills, a.concurrency, rng, clean, total),
                    sigterm(data, work, a.terms, a.concurrency, rng),
+                   sigterm(data, work, a.terms, a.concurrency, rng, signal.SIGKILL),
                    full_disk(data, a.disks, a.concurrency, rng, clean, total),
                    hard_links(data, work, a.links, a.concurrency, rng, total)]
         print("\nsummary")

@@ -6,8 +6,10 @@ and an engine killed abruptly (or one that does not pass SIGTERM on) leaves them
 GPU. This watcher is started by :mod:`lensbench.backends.launcher` next to each server, in its own
 session, holding the read end of a pipe whose write end only lensbench holds. When lensbench stops
 the server itself it writes ``done`` and the watcher exits doing nothing. When lensbench dies the
-kernel closes the pipe (end of file), and the watcher sends SIGTERM to the server's process group,
-waits up to the grace period for it to empty, sends SIGKILL to what is left, and removes the
+kernel closes the pipe (end of file); the watcher gives the engine the grace period to stop by itself
+(it received SIGTERM through ``PR_SET_PDEATHSIG``, and a second signal could cut its own shutdown
+short), then sends SIGTERM to what is left of the server's process group (its workers), waits up to
+the grace period again for the group to empty, sends SIGKILL to what is still there, and removes the
 server's scratch folder.
 
 :func:`sweep_server_tmpdirs` removes the scratch folders of lensbench processes that are gone (a
@@ -41,6 +43,31 @@ def _group_alive(pgid: int) -> bool:
         return False
     except PermissionError:  # a member under another user: nothing this watcher may stop
         return False
+
+
+def _alive(pid: int) -> bool:
+    """True while process ``pid`` exists and is not a zombie (Linux ``/proc``; elsewhere: it exists)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def wait_for_exit(pid: int, seconds: float) -> bool:
+    """Wait up to ``seconds`` for process ``pid`` to be gone; True when it is."""
+    deadline = time.monotonic() + seconds
+    while _alive(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def stop_group(pgid: int, grace_s: float) -> None:
@@ -92,6 +119,7 @@ def main(argv: list[str]) -> int:
         line = ""
     if line.strip() == "done":
         return 0
+    wait_for_exit(pgid, grace_s)  # the leader (the engine) first, stopping on its own SIGTERM
     stop_group(pgid, grace_s)
     if tmpdir:
         shutil.rmtree(tmpdir, ignore_errors=True)
