@@ -201,8 +201,7 @@ def copy(run_dir: Annotated[Path, typer.Argument(help="run folder to copy", meta
          dest: Annotated[Path, typer.Argument(help="new folder (refused if it exists)", metavar="DEST")]) -> None:
     """Copy a run folder safely: its store through SQLite's backup API, its other files byte for byte.
 
-    Never 'cp -al' a run folder: the copy would share the store and its WAL, and writing either folder
-    loses replies of both (lensbench refuses to write such a store)."""
+    Never 'cp -al' a run folder: the two would share one store, and writing either loses replies of both."""
     from lensbench.runtime.copy import copy_run
 
     rep = copy_run(run_dir, dest)
