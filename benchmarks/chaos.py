@@ -1,5 +1,6 @@
-"""Chaos around a run (issue 20): kill -9 at random points, SIGTERM with a launched stand-in engine, a
-disk that fills; after each incident the run is resumed with the same command until it completes.
+"""Chaos around a run (issues 20, 30): kill -9 at random points, SIGTERM with a launched stand-in engine, a
+disk that fills, a ``cp -al`` copy of a killed run; after each incident the run is resumed with the same
+command until it completes.
 
 Per incident it prints the replies re-bought (answered by the server but not in the store when the
 process stopped: bought again by the resume; goal <= the requests in flight, i.e. --concurrency),
@@ -9,7 +10,15 @@ clean run's metrics. Data: a generated RGB-Th-Bench release (960 questions); the
 local fake OpenAI server (or the stand-in engine, for SIGTERM); the full disk is a small tmpfs in a
 private mount namespace (:mod:`lensbench.testing.small_disk`; skipped where not allowed).
 
-    python benchmarks/chaos.py [--kills 10] [--terms 4] [--disks 4] [--concurrency 32] [--seed 0]
+kill -9 with a launched engine (issue 30): the engine and its forked workers must die with lensbench
+(orphans goal 0) and the engine's temporary folder go (tmp left goal 0).
+
+Hard links (issue 30): a run killed while its WAL holds replies is copied with hard links (``cp -al``),
+then the copy is resumed, then the original: per incident it prints the replies in the original
+before and after (goal: equal), whether the resume in the copy was refused (goal 1, exit 2) and the
+tracebacks (goal 0).
+
+    python benchmarks/chaos.py [--kills 10] [--terms 4] [--disks 4] [--links 3] [--concurrency 32] [--seed 0]
 """
 
 from __future__ import annotations
@@ -109,8 +118,10 @@ def kill9(data: Path, work: Path, n: int, c: int, rng: random.Random, clean: dic
     return t
 
 
-def sigterm(data: Path, work: Path, n: int, c: int, rng: random.Random) -> Tally:
-    t = Tally("SIGTERM, launched engine")
+def sigterm(data: Path, work: Path, n: int, c: int, rng: random.Random, sig: int = signal.SIGTERM) -> Tally:
+    """SIGTERM (or, with ``sig``, SIGKILL: no lensbench code runs; issue 30) of a run with a launched engine."""
+    name = signal.Signals(sig).name
+    t = Tally(f"{name}, launched engine")
     exe = quote(f"{sys.executable} -m lensbench.testing.standin_engine serve")
     model = f"vllm:org/m?exe={exe}&args={quote('--standin-latency 0.2 --standin-workers 2')}"
     r = subprocess.run(run_argv(data, work / "term-clean", model, None, c), capture_output=True, text=True,
@@ -118,7 +129,7 @@ def sigterm(data: Path, work: Path, n: int, c: int, rng: random.Random) -> Tally
     assert r.returncode == 0, r.stderr
     clean = metrics(r.stdout)  # the stand-in answers every question alike: its own reference
     for i in range(n):
-        out, tmp, rec = work / f"term{i}", work / f"term{i}.tmp", work / f"term{i}.rec"
+        out, tmp, rec = work / f"{name}{i}", work / f"{name}{i}.tmp", work / f"{name}{i}.rec"
         tmp.mkdir()
         env = {**os.environ, "TMPDIR": str(tmp), "LENSBENCH_STANDIN_RECORD": str(rec)}
         argv = run_argv(data, out, model, None, c)
@@ -128,9 +139,13 @@ def sigterm(data: Path, work: Path, n: int, c: int, rng: random.Random) -> Tally
             time.sleep(0.01)
         time.sleep(rng.random() * 6.0)  # a whole run takes ~6 s: stop it anywhere, the end included
         info = json.loads(rec.read_text())
-        p.send_signal(signal.SIGTERM)
+        p.send_signal(sig)
         _, err = p.communicate(timeout=120)
-        time.sleep(0.5)
+        deadline = time.monotonic() + (15 if sig == signal.SIGKILL else 0.5)  # the watcher's grace: 10 s
+        while time.monotonic() < deadline and (any(map(alive, [info["pid"], *info["workers"]]))
+                                               or list(tmp.glob("lensbench-vllm-*"))):
+            time.sleep(0.05)
+        time.sleep(0.5 if sig != signal.SIGKILL else 0)
         pids = [info["pid"], *info["workers"]]
         orphans = [x for x in pids if alive(x)]
         for x in orphans:
@@ -143,7 +158,7 @@ def sigterm(data: Path, work: Path, n: int, c: int, rng: random.Random) -> Tally
         r = resume(argv, env)
         t.add(stored_at_stop=stored, rebought=answered - stored if answered >= 0 else "?",  # ?: engine killed
               exit=p.returncode,
-              line=int(len(line) == 1), orphans=len(orphans), tmp_left=tmp_left,
+              line=int(len(line) == 1 or sig == signal.SIGKILL), orphans=len(orphans), tmp_left=tmp_left,
               tracebacks=(err + r.stderr).count("Traceback"), same=int(r.returncode == 0 and metrics(r.stdout) == clean))
         if len(orphans):
             print(f"    orphans killed: {orphans}")
@@ -179,11 +194,41 @@ def full_disk(data: Path, n: int, c: int, rng: random.Random, clean: dict, total
     return t
 
 
+def hard_links(data: Path, work: Path, n: int, c: int, rng: random.Random, total: int) -> Tally:
+    t = Tally("cp -al of a killed run")
+    with FakeOpenAIServer(answer, latency=0.02) as srv:
+        for i in range(n):
+            out, copy = work / f"link{i}", work / f"link{i}.copy"
+            argv = run_argv(data, out, "openai:fake", srv.url, c)
+            srv.answered.clear()
+            p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            srv.wait_answered(rng.randrange(c, total - c), p)
+            p.kill()
+            _, err = p.communicate()
+            before = count_ok(out) or 0
+            wal = out / "responses.sqlite-wal"
+            wal_bytes = wal.stat().st_size if wal.exists() else 0
+            subprocess.run(["cp", "-al", str(out), str(copy)], check=True)
+            # the original is resumed, then the copy is opened: without the check this rolls the original back
+            r2 = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+            mid = count_ok(out) or 0
+            dead = run_argv(data, copy, "openai:fake", "http://127.0.0.1:9/v1", c) + ["--max-retries", "0"]
+            r1 = subprocess.run(dead, capture_output=True, text=True, timeout=600)  # opened; nothing answers
+            after = count_ok(out) or 0
+            shutil.rmtree(copy)
+            t.add(rebought=0, wal_bytes=wal_bytes, before=before, after_resume=mid, after_copy_opened=after,
+                  copy_refused=int(r1.returncode == 2 and "shares its store" in r1.stderr),
+                  original_refused=int(r2.returncode == 2 and "shares its store" in r2.stderr),
+                  tracebacks=(err + r1.stderr + r2.stderr).count("Traceback"), same=int(after >= mid >= before))
+    return t
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kills", type=int, default=10)
     ap.add_argument("--terms", type=int, default=4)
     ap.add_argument("--disks", type=int, default=4)
+    ap.add_argument("--links", type=int, default=3)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
@@ -200,7 +245,9 @@ def main() -> None:
         print(f"{total} requests per run, concurrency {a.concurrency}; clean run done")
         tallies = [kill9(data, work, a.kills, a.concurrency, rng, clean, total),
                    sigterm(data, work, a.terms, a.concurrency, rng),
-                   full_disk(data, a.disks, a.concurrency, rng, clean, total)]
+                   sigterm(data, work, a.terms, a.concurrency, rng, signal.SIGKILL),
+                   full_disk(data, a.disks, a.concurrency, rng, clean, total),
+                   hard_links(data, work, a.links, a.concurrency, rng, total)]
         print("\nsummary")
         for t in tallies:
             print(t.summary(a.concurrency))

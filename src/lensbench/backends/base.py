@@ -18,12 +18,26 @@ from lensbench.core.types import Completion, Request
 __all__ = ["Backend", "BackendConfig"]
 
 
+#: seconds a request's timeout grows per MB of its body: sending is part of the timed call, and a request
+#: with large images is slower to send, decode and prefill (``benchmarks/timeout_rebuy.py``; README "Timeouts")
+TIMEOUT_S_PER_MB = 10.0
+
+
+def request_timeout(timeout_s: float, body_bytes: int) -> float:
+    """The timeout (seconds) of one HTTP call: ``timeout_s`` plus :data:`TIMEOUT_S_PER_MB` per MB (10^6 bytes)
+    of its body, the allowance rounded to 0.1 s (a text request keeps ``timeout_s`` as given; a 1.3 MB
+    request body with one 1 MB image gets 13.3 s more). A request that is merely slow is then not sent
+    (and paid) twice: a provider finishes the first one even after the client gave up on it."""
+    return timeout_s + round(TIMEOUT_S_PER_MB * max(0, body_bytes) / 1e6, 1)
+
+
 class BackendConfig(BaseModel):
     """Settings shared by backends (from CLI flags); each backend reads what it needs.
 
     ``base_urls``: endpoints to spread requests over; ``api_key_env``: name of the environment
     variable holding the key (the key itself is never stored); ``timeout_s``: per-request
-    timeout in seconds; ``image_format``/``image_max_side``: how images are sent;
+    timeout in seconds (connect + send + reply; a request's body adds :func:`request_timeout`'s
+    allowance); ``image_format``/``image_max_side``: how images are sent;
     ``replay_model``: which model's replies to take from a multi-model replay file;
     ``seed``: for the random baseline; ``answer_space``: benchmark default answer space;
     ``replay_formats``: the benchmark's own recorded-reply formats (:class:`lensbench.core.replay.ReplayFormat`).

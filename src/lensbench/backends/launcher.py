@@ -12,10 +12,13 @@ Lifetime guarantees (Linux):
 * the child gets ``PR_SET_PDEATHSIG`` (SIGTERM) through ``prctl`` in a ``preexec_fn``: if
   lensbench dies, even by ``kill -9``, the kernel signals the child, so no orphan server keeps
   the GPUs; a ``weakref.finalize`` stops it when the backend is garbage-collected;
+* a watcher (:mod:`lensbench.backends.reaper`) beside each server stops the server's whole process
+  group and removes its scratch folder when lensbench dies: the workers an engine forked die too,
+  not only the engine (issue 30);
 * its stdout/stderr go to a log file whose last lines are quoted when it fails to start;
 * its scratch folder ``<tmp>/lensbench-<engine>-<PID>-*`` is removed when it stops (Ctrl-C and
   SIGTERM included: :mod:`lensbench.runtime.interrupt` turns SIGTERM into Ctrl-C's clean stop), and
-  one left by a killed lensbench (PID gone) is removed by the next launch.
+  one left by a killed lensbench (PID gone) is removed by the next run (:func:`sweep_server_tmpdirs`).
 """
 
 from __future__ import annotations
@@ -39,12 +42,17 @@ from pathlib import Path
 
 from lensbench.backends.base import Backend, BackendConfig
 from lensbench.backends.openai_compat import OpenAIChatBackend
+from lensbench.backends.reaper import SERVER_TMP_PREFIXES, sweep_server_tmpdirs, sweep_stale_tmpdirs
 from lensbench.core.errors import TransportError
 from lensbench.core.types import Completion, Request
 
-__all__ = ["free_port", "log_tail", "stop_process", "sweep_stale_tmpdirs", "ServerLaunch", "LaunchedServerBackend"]
+__all__ = ["free_port", "log_tail", "stop_process", "sweep_stale_tmpdirs", "sweep_server_tmpdirs", "ServerLaunch",
+           "LaunchedServerBackend", "SERVER_TMP_PREFIXES"]
 
 _PR_SET_PDEATHSIG = 1
+_REAPER = str(Path(__file__).with_name("reaper.py"))
+#: seconds the watcher waits for a server group to stop on SIGTERM before it sends SIGKILL
+REAPER_GRACE_S = 10.0
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -111,23 +119,38 @@ def stop_process(proc: subprocess.Popen, wait_s: float = 10.0) -> None:
             continue
 
 
-def sweep_stale_tmpdirs(prefix: str) -> int:
-    """Remove this user's ``<tmp>/<prefix><PID>-*`` folders whose lensbench process is gone (a kill -9
-    leaves its server's scratch folder behind: the server dies with it, its folder does not).
-    Returns how many were removed."""
-    n = 0
-    for d in Path(tempfile.gettempdir()).glob(prefix + "*"):
-        pid = d.name[len(prefix):].split("-", 1)[0]
-        try:
-            if not pid.isdigit() or d.stat().st_uid != os.getuid():
-                continue
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            shutil.rmtree(d, ignore_errors=True)
-            n += 1
-        except OSError:  # alive under another user (EPERM), or gone meanwhile
-            continue
-    return n
+def _start_reaper(pgid: int, tmpdir: Path | None) -> subprocess.Popen | None:
+    """The watcher of the process group ``pgid`` (:mod:`lensbench.backends.reaper`); None where it cannot run."""
+    try:
+        return subprocess.Popen([sys.executable, "-I", _REAPER, str(pgid), str(tmpdir or ""), str(REAPER_GRACE_S)],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                close_fds=True, start_new_session=True)
+    except OSError:
+        return None
+
+
+def _dismiss_reaper(reaper: subprocess.Popen | None) -> None:
+    """Tell the watcher the server was stopped by lensbench (it exits doing nothing) and reap it. Idempotent."""
+    if reaper is None or reaper.returncode is not None:
+        return
+    try:
+        reaper.stdin.write(b"done\n")
+        reaper.stdin.close()
+    except (OSError, ValueError):
+        pass
+    try:
+        reaper.wait(timeout=5.0)
+    except subprocess.TimeoutExpired:
+        reaper.kill()
+        reaper.wait()
+
+
+def _stop_all(proc: subprocess.Popen, reaper: subprocess.Popen | None, wait_s: float) -> None:
+    """Stop the server and its group (:func:`stop_process`), then dismiss its watcher."""
+    try:
+        stop_process(proc, wait_s)
+    finally:
+        _dismiss_reaper(reaper)
 
 
 class ServerLaunch:
@@ -165,6 +188,7 @@ class LaunchedServerBackend(Backend):
         self._lock_loop: asyncio.AbstractEventLoop | None = None
         self._failed: str | None = None
         self._tmpdir: Path | None = None
+        self._reaper: subprocess.Popen | None = None
 
     @abstractmethod
     def launch(self, tmpdir: Path) -> ServerLaunch:
@@ -173,6 +197,7 @@ class LaunchedServerBackend(Backend):
     def _spawn(self) -> tuple[subprocess.Popen, ServerLaunch]:
         prefix = f"lensbench-{self.label.split()[0]}-"
         sweep_stale_tmpdirs(prefix)
+        _dismiss_reaper(self._reaper)  # a server started again: the old watcher's group is gone
         self._tmpdir = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
         self.log_path = Path(self._log_setting).expanduser() if self._log_setting else self._tmpdir / "server.log"
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -184,7 +209,8 @@ class LaunchedServerBackend(Backend):
                                         preexec_fn=_die_with_parent, env={**os.environ, **spec.env})
         except OSError as exc:
             self._fail(f"{self.label}: cannot run {spec.command[0]!r}: {exc}")
-        self._finalizer = weakref.finalize(self, stop_process, proc, 2.0)
+        self._reaper = _start_reaper(proc.pid, self._tmpdir)  # the group's leader is proc (start_new_session)
+        self._finalizer = weakref.finalize(self, _stop_all, proc, self._reaper, 2.0)
         return proc, spec
 
     async def _healthy(self, address: str, paths: tuple[str, ...]) -> bool:
@@ -271,6 +297,8 @@ class LaunchedServerBackend(Backend):
         self.base_url = None
         if proc is not None:
             await asyncio.to_thread(stop_process, proc)
+        reaper, self._reaper = self._reaper, None
+        await asyncio.to_thread(_dismiss_reaper, reaper)
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None

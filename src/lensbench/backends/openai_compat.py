@@ -33,7 +33,7 @@ from lensbench.core.errors import ConfigError, TransportError
 from lensbench.core.urls import check_url, redact_url, split_credentials
 from lensbench.media.transport import MediaPrep
 from lensbench.core.types import Completion, ImagePart, Request, TextPart
-from lensbench.backends.base import Backend, BackendConfig
+from lensbench.backends.base import Backend, BackendConfig, request_timeout
 from lensbench.backends.endpoints import EndpointPool
 from lensbench.backends.http_lean import LeanClient, basic_auth, connect_failure
 
@@ -218,27 +218,30 @@ class OpenAIChatBackend(Backend):
     async def _post(self, i: int, pieces: list[bytes]) -> Completion:
         url = self.base_urls[i] + "/chat/completions"
         shown = self.shown_urls[i]
+        timeout_s = request_timeout(self.timeout_s, sum(map(len, pieces)))  # larger bodies: more time
         if self._use_lean[i]:
             loop = asyncio.get_running_loop()
             if self._lean is None or self._lean_loop is not loop:
                 self._lean, self._lean_loop = LeanClient(), loop
-            status, headers, raw = await self._lean.post(url, self._auth_headers[i], pieces, self.timeout_s, shown)
+            status, headers, raw = await self._lean.post(url, self._auth_headers[i], pieces, timeout_s, shown)
             return parse_chat_reply(status, raw.decode("utf-8", "replace"), headers.get("retry-after"), shown)
-        return await self._post_aiohttp(url, shown, self._auth_headers[i], pieces)
+        return await self._post_aiohttp(url, shown, self._auth_headers[i], pieces, timeout_s)
 
-    async def _post_aiohttp(self, url: str, shown: str, auth: dict[str, str], pieces: list[bytes]) -> Completion:
+    async def _post_aiohttp(self, url: str, shown: str, auth: dict[str, str], pieces: list[bytes],
+                            timeout_s: float) -> Completion:
         import aiohttp
 
         from lensbench.backends.http_body import PiecesPayload
 
         body = PiecesPayload(pieces)
         try:
-            async with self._get_session().post(url, data=body, headers=auth) as r:
+            async with self._get_session().post(url, data=body, headers=auth,
+                                                timeout=aiohttp.ClientTimeout(total=timeout_s)) as r:
                 status = r.status
                 raw = await r.read()
                 retry_after = r.headers.get("Retry-After")
         except asyncio.TimeoutError:
-            raise TransportError(f"timeout after {self.timeout_s:g}s at {shown}", kind="timeout", url=shown) from None
+            raise TransportError(f"timeout after {timeout_s:g}s at {shown}", kind="timeout", url=shown) from None
         except aiohttp.ClientConnectorError as exc:
             raise connect_failure(shown, exc.os_error if isinstance(exc.os_error, OSError) else exc) from None
         except aiohttp.ClientError as exc:

@@ -41,7 +41,7 @@ PANELS: list[tuple[str, list[str]]] = [
     ("Run", ["run", "eval", "merge", "list"]),
     ("Results", ["report", "view", "compare", "reproduce", "show", "export", "log"]),
     ("Data", ["data"]),
-    ("Tools", ["repair"] + [name for name, _target in TOOL_GROUPS if name != "data"]),
+    ("Tools", ["repair", "copy"] + [name for name, _target in TOOL_GROUPS if name != "data"]),
 ]
 app = typer.Typer(help="Evaluate multimodal LLMs on IF-Bench, RGB-Th-Bench, IV-Bench, GOBench and GroundingME "
                        "with their published protocols.", no_args_is_help=True, pretty_exceptions_enable=False,
@@ -195,6 +195,20 @@ def repair(run_dir: Annotated[Path, typer.Argument(help="run folder with a damag
     out_console.print(f"salvaged {rep.salvaged} replies ({rep.unreadable} unreadable rows lost); the damaged store "
                       f"is kept as {rep.damaged_copy}. Run the same 'lensbench run' command again to finish the run.",
                       highlight=False, markup=False)
+
+
+@app.command("copy")
+@guard
+def copy(run_dir: Annotated[Path, typer.Argument(help="run folder to copy", metavar="RUN_DIR")],
+         dest: Annotated[Path, typer.Argument(help="new folder (refused if it exists)", metavar="DEST")]) -> None:
+    """Copy a run folder safely: its store through SQLite's backup API, its other files byte for byte.
+
+    Never 'cp -al' a run folder: the two would share one store, and writing either loses replies of both."""
+    from lensbench.runtime.copy import copy_run
+
+    rep = copy_run(run_dir, dest)
+    out_console.print(f"copied {run_dir} to {rep.dest}: {rep.replies} replies ({rep.rows} stored rows), "
+                      f"{rep.files} other files", highlight=False, markup=False)
 
 
 @app.callback(invoke_without_command=True)

@@ -8,6 +8,8 @@ computation from :mod:`lensbench.report.reproduce`. Nothing is sent to a model; 
 from __future__ import annotations
 
 import json
+import math
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -22,7 +24,8 @@ from lensbench.runtime.folder import check_out_file
 from lensbench.scoring.agreement import MARGIN_POINTS
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 
-__all__ = ["register", "reproduce_cmd", "parse_price"]
+__all__ = ["register", "reproduce_cmd", "parse_price", "check_run_inputs"]
+
 
 def parse_price(item: str) -> tuple[str, tuple[float, float]]:
     """``"RUN=IN,OUT"`` (US dollars per million input / output tokens) -> ``(RUN, (IN, OUT))``. Raises ConfigError."""
@@ -32,12 +35,43 @@ def parse_price(item: str) -> tuple[str, tuple[float, float]]:
         if not sep or len(parts) != 2:
             raise ValueError
         pin, pout = float(parts[0]), float(parts[1])
-        if pin < 0 or pout < 0:
+        if not (math.isfinite(pin) and math.isfinite(pout)) or pin < 0 or pout < 0:
             raise ValueError
     except ValueError:
-        raise ConfigError(f"--price {item!r}: expected RUN=IN,OUT (US dollars per million input and output tokens, "
-                          "e.g. runs/gpt=2.5,10)") from None
+        raise ConfigError(f"--price {item!r}: expected RUN=IN,OUT (finite, non-negative US dollars per million input "
+                          "and output tokens, e.g. runs/gpt=2.5,10)") from None
     return run, (pin, pout)
+
+
+def check_run_inputs(run_dirs: list[Path]) -> None:
+    """Refuse run folders that cannot give a verdict, before anything is computed: a folder that does not
+    exist, a ``samples.jsonl`` that is missing or holds no record, a run store (``responses.sqlite``)
+    SQLite cannot read (``PRAGMA quick_check`` through a read-only connection). Raises ConfigError
+    naming the file and what to do."""
+    for d in run_dirs:
+        if not d.is_dir():
+            raise ConfigError(f"{d}: no such run folder")
+        samples = d / "samples.jsonl"
+        if not samples.is_file():
+            raise ConfigError(f"{samples}: missing: the run has no records (finish it with the same 'lensbench run' "
+                              "command)")
+        with samples.open("rb") as fh:
+            if not any(line.strip() for line in fh):
+                raise ConfigError(f"{samples}: empty: the run has no records (run the same 'lensbench run' "
+                                  "command again: it rebuilds them from the store)")
+        store = d / "responses.sqlite"
+        if store.is_file():
+            try:
+                con = sqlite3.connect(f"{store.absolute().as_uri()}?mode=ro", uri=True)
+                try:
+                    ok = [r[0] for r in con.execute("PRAGMA quick_check(1)")]
+                finally:
+                    con.close()
+            except sqlite3.Error as exc:
+                ok = [str(exc)]
+            if ok != ["ok"]:
+                raise ConfigError(f"{store}: damaged ({ok[0]}); run 'lensbench repair {d}' to salvage its replies, "
+                                  "then the same 'lensbench run' command to rebuild the records")
 
 
 def _write(path: Path, text: str) -> None:
@@ -95,6 +129,7 @@ def reproduce_cmd(
         if path is not None:
             check_out_file(path, flag)
     prices = dict(parse_price(p) for p in price or [])
+    check_run_inputs(run_dirs)
     rep = reproduce(spec, run_dirs, match or [], n_resamples=resamples, seed=seed, prices=prices,
                     claim_resamples=claim_resamples, margin=margin)
     text = render_markdown(rep)

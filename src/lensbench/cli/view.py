@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from lensbench.core.errors import LensbenchError
+from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.report.runs import read_run
 from lensbench.core.console import fail, guard, make_console, warn
 from lensbench.core.writes import write_atomically
@@ -50,6 +51,25 @@ def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bo
     return html, images, runs
 
 
+def check_view_inputs(run_dirs: Sequence[Path], figures_dir: Path | None, locks: ExitStack) -> None:
+    """Refuse, before anything is built or written: a run folder that does not exist (or is a file), a
+    ``--figures-dir`` that is an existing file, and a run folder another process is writing (its lock is
+    taken shared, held by ``locks`` while the page is built). Raises ConfigError naming the path."""
+    from lensbench.runtime.lock import RunLock
+
+    if figures_dir is not None and figures_dir.exists() and not figures_dir.is_dir():
+        raise ConfigError(f"--figures-dir {figures_dir} is a file; give a folder for the PNG plots")
+    for d in run_dirs:
+        if not d.is_dir():
+            raise ConfigError(f"{d}: no such run folder" if not d.exists() else f"{d}: not a folder; give a run folder")
+    for d in run_dirs:
+        try:
+            locks.enter_context(RunLock(d, shared=True))
+        except ConfigError:
+            raise ConfigError(f"{d}: a run is still being written there by another lensbench process; view it once "
+                              "that run has finished") from None
+
+
 def view(
     run_dirs: Annotated[list[Path], typer.Argument(help="run folder(s), any benchmarks", metavar="RUN_DIR")],
     out: Annotated[Path, typer.Option("--out", help="HTML file to write")] = Path("report.html"),
@@ -62,8 +82,10 @@ def view(
     max_thumbs: Annotated[int, typer.Option("--max-thumbs", help="embed thumbnails for at most this many images")] = 3000,
 ) -> None:
     """See what the model did: one self-contained HTML page (tables, samples, comparisons, plots)."""
-    html, images, runs = write_viewer(run_dirs, None if serve else out, embed=not serve, figures=figures,
-                                      n_resamples=resamples, seed=seed, max_thumbs=max_thumbs)
+    with ExitStack() as locks:
+        check_view_inputs(run_dirs, figures_dir, locks)
+        html, images, runs = write_viewer(run_dirs, None if serve else out, embed=not serve, figures=figures,
+                                          n_resamples=resamples, seed=seed, max_thumbs=max_thumbs)
     if figures_dir is not None:
         from lensbench.report.figures import make_figures
 

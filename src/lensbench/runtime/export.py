@@ -33,7 +33,7 @@ def export_records(run_dir: str | Path, roles: tuple[str, ...] = ("model",)) -> 
     except ConfigError:
         man = {}
     names = {"model": man.get("model_name"), "judge": _judge_name(run_dir, man)}
-    with RunLock(run_dir, shared=True), RunStore(run_dir) as store:
+    with RunLock(run_dir, shared=True), RunStore(run_dir, readonly=True) as store:
         for row in store.iter_rows():
             if row["role"] not in roles:
                 continue

@@ -41,7 +41,7 @@ from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.core.results import RunResult
 from lensbench.runtime.interrupt import run_async
 from lensbench.runtime.runner import arun_benchmark
-from lensbench.runtime.settings import DEFAULT_KEY_ENV, RunSettings
+from lensbench.runtime.settings import DEFAULT_KEY_ENV, MAX_CONCURRENCY, RunSettings
 
 __all__ = ["MatrixConfig", "Cell", "load_config", "expand_cells", "run_matrix"]
 
@@ -59,8 +59,8 @@ class ModelEntry(BaseModel):
     base_url: list[str] = Field(default_factory=list, description="the model's OpenAI-compatible endpoint(s)")
     api_key_env: str = Field(default=DEFAULT_KEY_ENV, description="NAME of the environment variable holding the "
                              "key (a key itself is refused)")
-    concurrency: int = Field(default=16, ge=1, description="requests in flight on this model's endpoints, shared "
-                             "by all its cells")
+    concurrency: int = Field(default=16, ge=1, le=MAX_CONCURRENCY, strict=True, description="requests in flight on "
+                             "this model's endpoints, shared by all its cells (<= 4096)")
     model_args: dict[str, Any] = Field(default_factory=dict, description="backend arguments, as -M KEY=VALUE "
                                        "(e.g. { dtype = \"bfloat16\" } for hf:); see docs/model-args.md")
     settings: dict[str, Any] = Field(default_factory=dict, description="run flags for every cell of this model")
@@ -179,8 +179,10 @@ def load_config(path: str | Path) -> MatrixConfig:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"{p}: config file not found")
-    text = p.read_text(encoding="utf-8")
     try:
+        text = p.read_bytes().decode("utf-8")
+        if "\x00" in text:
+            raise ValueError("it holds NUL bytes (a binary file?)")
         if p.suffix == ".toml":
             try:
                 import tomllib
@@ -290,8 +292,9 @@ def expand_cells(cfg: MatrixConfig, source: str | Path | None = None) -> list[Ce
                     if clash:
                         raise ConfigError(f"{pre}{where}: {', '.join(clash)} is set by the matrix (model entry / run "
                                           "root), not in settings")
-                    s = RunSettings(**{"concurrency": m.concurrency, "model_name": m.name,
-                                       **({"tag": v.label} if v else {}), **raw, **fixed})
+                    s = RunSettings.model_validate({"concurrency": m.concurrency, "model_name": m.name,
+                                                    **({"tag": v.label} if v else {}), **raw, **fixed},
+                                                   strict=True)  # a config's "2" or true is no count
                     cls(cls.Options(**options)).check_judge_flags([k for k in JUDGE_KEYS if own.get(k)])
                 except ValidationError as exc:
                     e = exc.errors()[0]

@@ -18,6 +18,7 @@ from pathlib import Path
 from lensbench.core.errors import ConfigError
 from lensbench.core.writes import is_write_failure
 from lensbench.runtime.lock import RunLock
+from lensbench.runtime.sharing import StoreShared, check_not_shared
 from lensbench.runtime.store import RunStore
 
 __all__ = ["RepairReport", "repair_store", "store_problem"]
@@ -66,9 +67,16 @@ def _read_rows(db: sqlite3.Connection, table: str, cols: tuple[str, ...]) -> tup
 
 def store_problem(path: Path) -> str | None:
     """What is wrong with the SQLite file ``path`` (SQLite's integrity check, every row read), or None when
-    it is whole. A disk that refuses the check's side files (full, read-only) is not a damaged store: None."""
+    it is whole. A disk that refuses the check's side files (full, read-only) is not a damaged store: None.
+    A store shared with another folder (a ``cp -al`` copy: :mod:`lensbench.runtime.sharing`) is read through a
+    read-only connection, which never checkpoints or deletes the WAL the two folders share."""
     try:
-        db = sqlite3.connect(path)
+        check_not_shared(path.parent, path.name)
+        shared = False
+    except StoreShared:
+        shared = True
+    try:
+        db = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True) if shared else sqlite3.connect(path)
         try:
             bad = [r[0] for r in db.execute("PRAGMA integrity_check(20)")]
             if bad != ["ok"]:

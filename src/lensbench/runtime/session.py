@@ -16,6 +16,7 @@ from rich.console import Console
 
 from lensbench.backends.base import Backend, BackendConfig
 from lensbench.backends.providers import make_backend
+from lensbench.backends.reaper import sweep_server_tmpdirs
 from lensbench.core.types import Request, StoredResponse
 from lensbench.runtime.engine import Engine, RetryPolicy
 from lensbench.runtime.store import RunStore
@@ -62,6 +63,7 @@ class Session:
                  retry: RetryPolicy | None = None, progress=True, console: Console | None = None,
                  seed: int = 0, offline: bool = False, limiters=None):
         self.store = RunStore(store_dir)
+        sweep_server_tmpdirs()  # scratch folders of launched servers whose lensbench was killed (issue 30)
         self.backends = backends
         self.engine = Engine(backends, self.store, concurrency=concurrency, retry=retry, progress=progress,
                              console=console, seed=seed, offline=offline,

@@ -6,26 +6,33 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lensbench.core.configcheck import SECRET_HINT, find_secrets
 from lensbench.core.errors import ConfigError
 from lensbench.core.urls import redact_url
 
-__all__ = ["RunSettings", "DEFAULT_KEY_ENV", "TRACKERS"]
+__all__ = ["RunSettings", "DEFAULT_KEY_ENV", "TRACKERS", "MAX_CONCURRENCY"]
 
 #: the API-key variable used when none is named
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 #: experiment trackers ``--log-to`` accepts
 TRACKERS = ("wandb", "mlflow")
+#: the most requests in flight one run (or one model of ``lensbench eval``) may ask for: far above what a
+#: server serves at once, and below the open-file limits (one connection each) a larger value would exhaust
+MAX_CONCURRENCY = 4096
 
 
 class RunSettings(BaseModel):
     """Options every ``lensbench run <benchmark>`` takes (the CLI's shared flags).
 
     Units: ``timeout_s`` seconds per request; ``image_max_side`` pixels; ``limit`` = first N
-    samples (after loading, in file order).
+    samples (after loading, in file order). Numbers must be finite (``inf`` / ``nan`` are refused)
+    and ``concurrency`` at most :data:`MAX_CONCURRENCY`; a config validates with ``strict=True`` (no
+    ``"2"`` or ``true`` for a count: :mod:`lensbench.runtime.matrix`).
     """
+
+    model_config = ConfigDict(allow_inf_nan=False)
 
     model: str = Field(description="model backend spec: openai:MODEL, replay:PATH, random, constant:ANSWER, ...")
     model_arg: list[str] = Field(default_factory=list, description="backend argument KEY=VALUE, e.g. dtype=bfloat16 "
@@ -45,7 +52,7 @@ class RunSettings(BaseModel):
     judge_api_key_env: str = Field(default=DEFAULT_KEY_ENV, description="environment variable with the judge's key")
     judge_model_arg: list[str] = Field(default_factory=list, description="judge backend argument KEY=VALUE, as "
                                        "--model-arg for the model (e.g. ctx=4096 for a llamacpp: judge)")
-    concurrency: int = Field(default=8, ge=1, description="requests in flight at most")
+    concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY, description="requests in flight at most (<= 4096)")
     limit: int | None = Field(default=None, ge=1, description="evaluate only the first N samples")
     seed: int = Field(default=0, description="run seed (baselines, shuffles, sampling)")
     temperature: float | None = Field(default=None, ge=0, description="override the protocol's temperature")
@@ -58,7 +65,8 @@ class RunSettings(BaseModel):
         default="auto", description="how images are sent: auto = the released file's own bytes (JPEG, PNG, WebP, "
                                     "GIF; others and --image-max-side re-encode to JPEG); jpeg / png = always re-encode")
     image_max_side: int | None = Field(default=None, ge=16, description="downscale images to this longest side (px)")
-    timeout_s: float = Field(default=120.0, gt=0, description="per-request timeout (s)")
+    timeout_s: float = Field(default=120.0, gt=0, description="per-request timeout (s), sending included; grows by 10 s "
+                             "per MB of request body")
     max_retries: int = Field(default=6, ge=0, description="retries of a failed call (timeouts, 429, 5xx, dropped)")
     max_retry_after: float = Field(default=120.0, ge=0, description="longest Retry-After wait obeyed (s)")
     progress: bool = Field(default=True, description="show progress (a bar on a terminal, a line every 30 s otherwise)")

@@ -32,8 +32,9 @@ from lensbench.core.errors import ConfigError
 from lensbench.core.types import Request, StoredResponse
 from lensbench.core.writes import WRITE_RETRY_S, WriteFailed, is_write_failure, retry_writes, write_reason
 from lensbench.runtime.rows import BadRow, count_ok, make_row
+from lensbench.runtime.sharing import StoreShared, check_not_shared
 
-__all__ = ["RunStore", "StoreDamaged", "BadRow", "count_ok"]
+__all__ = ["RunStore", "StoreDamaged", "StoreShared", "BadRow", "count_ok"]
 
 
 class StoreDamaged(ConfigError):
@@ -82,7 +83,10 @@ class RunStore:
     """SQLite (WAL) store of responses at ``<run_dir>/responses.sqlite``.
 
     Not thread-safe: use it from one thread (the engine's event loop). ``check`` runs SQLite's
-    quick integrity check on open. Raises :class:`StoreDamaged` for a damaged file and
+    quick integrity check on open. ``readonly``: open an existing store ``mode=ro`` for reading
+    (export, copy): nothing is created, checkpointed or deleted. Raises :class:`StoreShared` before
+    opening for writing a store whose file, WAL or SHM is shared with another folder (a ``cp -al``
+    copy: :mod:`lensbench.runtime.sharing`), :class:`StoreDamaged` for a damaged file and
     :class:`WriteFailed` when it cannot be created or written (disk full, read-only).
     """
 
@@ -91,9 +95,12 @@ class RunStore:
     #: default 10): a disk that fills and frees within this time costs nothing
     WRITE_RETRY_S = WRITE_RETRY_S
 
-    def __init__(self, run_dir: str | Path, *, check: bool = True):
+    def __init__(self, run_dir: str | Path, *, check: bool = True, readonly: bool = False):
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / self.FILENAME
+        self.readonly = readonly
+        if not readonly:
+            check_not_shared(self.run_dir, self.FILENAME)
         self._rows: list[tuple] = []  # put() rows not committed yet (one executemany per commit)
         self._soon: asyncio.Handle | None = None  # the scheduled group commit ...
         self._soon_loop: asyncio.AbstractEventLoop | None = None  # ... and its event loop
@@ -114,13 +121,18 @@ class RunStore:
                                "every readable reply into a fresh store") from None
 
     def _connect(self, check: bool) -> sqlite3.Connection:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, isolation_level=None)
+        if self.readonly:
+            db = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True, isolation_level=None)
+        else:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, isolation_level=None)
         try:
             if check:
                 bad = [r[0] for r in db.execute("PRAGMA quick_check")]
                 if bad != ["ok"]:
                     raise sqlite3.DatabaseError("; ".join(map(str, bad[:3])))
+            if self.readonly:
+                return db
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(_SCHEMA)

@@ -100,10 +100,11 @@ def stats_cmd(
                                                        "(needs lensbench[plots])")] = None,
 ) -> None:
     """The paper's dataset statistics (figures and tables) computed on a data folder, beside the paper's numbers."""
-    from lensbench.tools.data.stats import benchmark_stats
+    from lensbench.tools.data.stats import benchmark_stats, check_plots_dir
 
     from lensbench.report.datastats import plot_stats, render_stats
 
+    check_plots_dir(plots)
     st = benchmark_stats(bench, data_dir or default_data_dir(bench))
     if fmt not in ("md", "csv", "json"):
         fail(f"--format must be md, csv or json, got {fmt!r}")

@@ -9,7 +9,7 @@ from lensbench.benchmarks.registry import get_benchmark
 from lensbench.core.errors import ConfigError, DataError
 from lensbench.report.datastats import DatasetStats
 
-__all__ = ["benchmark_stats"]
+__all__ = ["benchmark_stats", "check_plots_dir"]
 
 
 def benchmark_stats(bench: str, data_dir: str | Path) -> DatasetStats:
@@ -25,3 +25,10 @@ def benchmark_stats(bench: str, data_dir: str | Path) -> DatasetStats:
     if not Path(data_dir).exists():
         raise DataError(data_dir, f"no such data folder for {bench} (give DIR, or 'lensbench data download {bench}')")
     return cls().dataset_stats(Path(data_dir))
+
+
+def check_plots_dir(plots: str | Path | None) -> None:
+    """Refuse a ``--plots`` folder that is an existing file (before anything is computed); None passes.
+    Raises ConfigError naming the path."""
+    if plots is not None and Path(plots).exists() and not Path(plots).is_dir():
+        raise ConfigError(f"--plots {plots} is a file; give a folder for the PNG plots")
