@@ -89,8 +89,8 @@ def latest_complete(ckpts: str | Path, marker: str) -> Resume:
 def atomic_checkpoint(ckpts: str | Path, step: int, write: Callable[[Path], Path | None]) -> Path:
     """Write checkpoint ``step`` by ``write(staging)`` into ``ckpts/tmp-checkpoint-<step>``, then rename
     it to ``ckpts/checkpoint-<step>`` (replacing an incomplete folder of that name). ``write`` may
-    return a folder inside ``staging`` that holds the checkpoint (the rest of ``staging`` is then
-    deleted); None = ``staging`` itself. Returns the final path. What ``write`` raises propagates;
+    return a folder (a Path) inside ``staging`` that holds the checkpoint (the rest of ``staging``
+    is then deleted); anything else = ``staging`` itself. Returns the final path. What ``write`` raises propagates;
     the staging folder is then left for :func:`latest_complete` to remove."""
     root = Path(ckpts)
     root.mkdir(parents=True, exist_ok=True)
@@ -98,7 +98,8 @@ def atomic_checkpoint(ckpts: str | Path, step: int, write: Callable[[Path], Path
     staging = root / f"{STAGING_PREFIX}{final.name}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
-    content = write(staging) or staging
+    got = write(staging)
+    content = got if isinstance(got, Path) else staging
     _fsync_tree(content)
     if final.exists():
         shutil.rmtree(final)
