@@ -206,3 +206,95 @@ def test_weights_check_names_the_tensor():
     check_weights([("a", torch.ones(3))], torch)
     with pytest.raises(TrainingDiverged, match="b holds NaN"):
         check_weights([("a", torch.ones(3)), ("b", torch.tensor([1.0, float("inf")]))], torch)
+
+
+# ------------------------------------------------------------------ the editor LoRA loop
+def _editor(tmp_path, n=3):
+    from lensbench.tools.training.editor_lora import EditPair
+
+    out = []
+    for i in range(n):
+        a, b = tmp_path / f"ir{i}.png", tmp_path / f"rgb{i}.png"
+        Image.new("L", (40, 30), 40 + 50 * i).convert("RGB").save(a)
+        Image.new("RGB", (40, 30), (200, 30 * i, 10)).save(b)
+        out.append(EditPair((a,), b, f"pair {i}"))
+    return out
+
+
+def _ed_settings(model, out, **kw):
+    from lensbench.tools.training.settings import EditorTrainSettings
+
+    d = dict(model=str(model), out=out, resolution=32, batch_size=1, max_steps=3, rank=4, learning_rate=1e-3,
+             save_steps=1, mixed_precision="no", device="cpu")
+    d.update(kw)
+    return EditorTrainSettings(**d)
+
+
+def test_editor_crash_while_checkpointing_then_resume_equals_uninterrupted(tiny_editor, tmp_path, monkeypatch):
+    pytest.importorskip("diffusers")
+    import accelerate
+    import torch
+    from safetensors.torch import load_file
+
+    from lensbench.tools.training.checkpoints import ACCELERATE_MARKER
+    from lensbench.tools.training.editor_lora import train_editor_lora
+
+    pairs = _editor(tmp_path)
+    train_editor_lora(pairs, _ed_settings(tiny_editor, tmp_path / "whole"))
+    real = accelerate.Accelerator.save_state
+    calls = []
+
+    def dies_at_2(self, output_dir=None, **kw):
+        calls.append(output_dir)
+        if len(calls) == 2:  # writes part of checkpoint 2, then the disk is full
+            real(self, output_dir, **kw)
+            (__import__("pathlib").Path(output_dir) / ACCELERATE_MARKER).unlink()
+            raise OSError(28, "No space left on device")
+        return real(self, output_dir, **kw)
+
+    monkeypatch.setattr(accelerate.Accelerator, "save_state", dies_at_2)
+    with pytest.raises(OSError):
+        train_editor_lora(pairs, _ed_settings(tiny_editor, tmp_path / "crash"))
+    ck = tmp_path / "crash" / "checkpoints"
+    assert calls[-1].endswith("tmp-checkpoint-2") and sorted(p.name for p in ck.iterdir()) == \
+        ["checkpoint-1", "tmp-checkpoint-2"]
+    monkeypatch.setattr(accelerate.Accelerator, "save_state", real)
+    notes: list[str] = []
+    again = train_editor_lora(pairs, _ed_settings(tiny_editor, tmp_path / "crash"), note=notes.append)
+    assert again["resumed_from"] == str(ck / "checkpoint-1") and again["steps"] == 3 and len(again["losses"]) == 2
+    assert len(notes) == 1 and "tmp-checkpoint-2" in notes[0]
+    a = load_file(str(tmp_path / "whole" / "lora" / "pytorch_lora_weights.safetensors"))
+    b = load_file(str(tmp_path / "crash" / "lora" / "pytorch_lora_weights.safetensors"))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_editor_nan_loss_and_bad_inputs_refused(tiny_editor, tmp_path, monkeypatch):
+    pytest.importorskip("diffusers")
+    from lensbench.core.errors import ConfigError, DataError
+    from lensbench.tools.ifbench.genvip.editor_data import pairs_from_manifest
+    from lensbench.tools.training import editor_lora
+    from lensbench.tools.training.guards import TrainingDiverged
+
+    pairs = _editor(tmp_path)
+    real = editor_lora.flow_matching_loss
+    n = []
+
+    def nan_at_2(*a, **kw):
+        n.append(1)
+        return real(*a, **kw) * (float("nan") if len(n) == 2 else 1.0)
+
+    monkeypatch.setattr(editor_lora, "flow_matching_loss", nan_at_2)
+    with pytest.raises(TrainingDiverged, match="step 2: the loss is nan"):
+        editor_lora.train_editor_lora(pairs, _ed_settings(tiny_editor, tmp_path / "nan"))
+    assert not (tmp_path / "nan" / "lora").exists() and not (tmp_path / "nan" / "train_summary.json").exists()
+    assert sorted(p.name for p in (tmp_path / "nan" / "checkpoints").iterdir()) == ["checkpoint-1"]
+    monkeypatch.setattr(editor_lora, "load_editor", lambda *a, **k: pytest.fail("the pipeline was loaded"))
+    with pytest.raises(ConfigError, match="lora_targets \\['no_such_module'\\] match no"):
+        editor_lora.train_editor_lora(pairs, _ed_settings(tiny_editor, tmp_path / "t", targets=["no_such_module"]))
+    (tmp_path / "rgb1.png").write_bytes(b"")
+    man = tmp_path / "manifest.jsonl"
+    man.write_text("".join(json.dumps({"kept": True, "ir": str(p.sources[0]), "rgb": str(p.target)}) + "\n"
+                           for p in pairs))
+    with pytest.raises(DataError, match="line 2: .*rgb1.png: not an image") as e:
+        pairs_from_manifest(man)
+    assert "[field 'rgb']" in str(e.value)

@@ -26,7 +26,7 @@ from lensbench.core.errors import DataError
 from lensbench.core.jsonl import iter_jsonl
 from lensbench.core.extras import require
 
-__all__ = ["make_example", "write_examples", "read_examples", "to_dataset", "prompt_parts", "answer_text"]
+__all__ = ["make_example", "write_examples", "read_examples", "image_problem", "to_dataset", "prompt_parts", "answer_text"]
 
 
 def make_example(ex_id: str, parts: Sequence[str | Path], answer: str, *, system: str | None = None,
@@ -74,8 +74,10 @@ def _text_ok(content: Any) -> bool:
         isinstance(b, dict) and (b.get("type", "text") != "text" or isinstance(b.get("text"), str)) for b in content)
 
 
-def _image_ok(f: Path, seen: dict[Path, str | None]) -> str | None:
-    """None when ``f`` opens as a non-empty image (its header read by Pillow), else why not."""
+def image_problem(f: Path, seen: dict[Path, str | None] | None = None) -> str | None:
+    """None when ``f`` opens as a non-empty image (its header read by Pillow), else why not (a short
+    phrase); ``seen`` caches the answers per path."""
+    seen = {} if seen is None else seen
     if f not in seen:
         from PIL import Image, UnidentifiedImageError
 
@@ -118,7 +120,7 @@ def _check(p: Path, ln: int, ex: Any, seen: dict[Path, str | None] | None = None
         f = Path(im) if Path(im).is_absolute() else p.parent / im
         if not f.is_file():
             raise DataError(p, f"{where}: image file not found: {f}", field="images")
-        bad = _image_ok(f.resolve(), {} if seen is None else seen)
+        bad = image_problem(f.resolve(), seen)
         if bad:
             raise DataError(p, f"{where}: {f}: {bad}", field="images")
         resolved.append(str(f.resolve()))
