@@ -138,14 +138,16 @@ def _guard(log: JsonlLog, check, *args) -> None:
         raise
 
 
-def train_editor_lora(pairs: list[EditPair], settings: EditorTrainSettings, note=None) -> dict[str, Any]:
+def train_editor_lora(pairs: list[EditPair], settings: EditorTrainSettings, note=None,
+                      progress: bool = False) -> dict[str, Any]:
     """Train a LoRA on ``pairs`` (module docstring); returns the summary written to
     ``out/train_summary.json``: ``lora_dir``, ``steps``, ``losses`` (per optimiser step),
     ``samples_per_s``, ``peak_rss_mb``, ``peak_gpu_mb``, ``resumed_from``.
 
     Checkpoints are written to ``tmp-checkpoint-N`` and renamed when complete; a resume takes the last
     complete one (``checkpoint_notes`` in the summary: incomplete ones ignored, also passed to ``note``,
-    None = stderr). A NaN / infinite loss stops the run before its optimiser step.
+    None = stderr). A NaN / infinite loss stops the run before its optimiser step. ``progress``: a
+    step bar (tqdm) on stderr with the last loss.
 
     Raises ConfigError for an empty pair list, a pipeline that is not a Qwen-Image-Edit one, LoRA
     targets that match no module (checked from the config before any weights load), or a missing
@@ -185,6 +187,8 @@ def train_editor_lora(pairs: list[EditPair], settings: EditorTrainSettings, note
     meter = Meter().start()
     n_seen = 0
     tr.train()
+    bar = require("tqdm.auto", "train", "training an editor LoRA").tqdm(
+        total=total, initial=step, desc="editor LoRA", unit="step", disable=not progress)
     # where the checkpoint stopped: its epoch, and the batches of that epoch already trained on (an epoch is
     # ceil(batches / grad_accum) optimiser steps: accelerate syncs at the end of the loader)
     epoch, in_epoch = divmod(step, -(-len(loader) // s.grad_accum)) if resumed else (0, 0)
@@ -209,12 +213,15 @@ def train_editor_lora(pairs: list[EditPair], settings: EditorTrainSettings, note
             if acc.sync_gradients:
                 step += 1
                 losses.append(float(loss.detach()))
+                bar.update(1)
+                bar.set_postfix(loss=f"{losses[-1]:.4f}")
                 log.write({"step": step, "loss": losses[-1], "epoch": n_seen / len(pairs)})
                 if step % s.save_steps == 0:
                     _guard(log, check_weights, _trainable(tr), torch, f"weights at step {step}")
                     atomic_checkpoint(ckpts, step, lambda d: acc.save_state(str(d)))
                 if step >= total:
                     break
+    bar.close()
     m = meter.stop(samples=n_seen)
     _guard(log, check_weights, _trainable(tr), torch)
     return _save(pipe, acc, tr, peft, tu, s, out, {"steps": step, "losses": losses, "resumed_from": resumed,
