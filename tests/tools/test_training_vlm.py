@@ -123,7 +123,10 @@ def test_checkpoint_evaluated_through_hf_and_tables(trained, tmp_path):
     plan = SweepPlan(train=_settings(trained["base"], tmp_path, max_steps=1), mixtures=tmp_path / "mix",
                      eval_set=tmp_path / "mix" / "eval", out=tmp_path / "sweep", groundingme=demo["groundingme"],
                      eval={"max_tokens": 12}, batch=8)
-    doc = run_sweep(plan, log=lambda m: None)
+    said: list[str] = []
+    doc = run_sweep(plan, log=said.append)
+    assert said[0].startswith("[1/2] baseline: evaluating") and any(m.startswith("[2/2] ratio 1:1: trained (1 steps)")
+                                                                     for m in said)
     run = lensbench.load_run(doc["ratios"]["1:1"]["runs"]["in_domain"])
     assert run.result.counts["n"] == 6 and run.result.counts["n_error"] == 0 and len(run.records) == 6
     assert run.manifest["model_spec"].startswith("hf:") and run.manifest["options"]["bbox_format"] == "abs-resized"
