@@ -21,7 +21,9 @@ model with ``AutoModelForImageTextToText`` and its ``AutoProcessor``, and trains
 
 Outputs (``out/``): ``adapter/`` (the LoRA, peft format; absent for full FT), ``model/`` (the
 merged weights + processor + ``lensbench_train.json``, which ``hf:out/model`` evaluates and whose
-content makes the folder's identity differ from the base model's), ``train_summary.json``.
+content makes the folder's identity differ from the base model's; its ``eval_options`` record the box
+convention the answers were written in, which ``hf:`` reads so that a hand-run evaluation scores the
+boxes as trained), ``train_summary.json``.
 """
 
 from __future__ import annotations
@@ -91,6 +93,13 @@ def load_vlm(source: str, dtype=None):
     except (OSError, ValueError, KeyError) as exc:
         raise ConfigError(f"cannot load {source!r} as an image-text model: {type(exc).__name__}: {exc}") from None
     return model, processor
+
+
+def _eval_options(examples: list[dict[str, Any]]) -> dict[str, Any]:
+    """The evaluation options the data fixes: ``bbox_format`` when every example records the same one in
+    its ``meta`` (the answers' box convention; ``hf:`` reads it back from ``lensbench_train.json``)."""
+    fmts = {(e.get("meta") or {}).get("bbox_format") for e in examples}
+    return {"bbox_format": fmts.pop()} if len(fmts) == 1 and None not in fmts else {}
 
 
 def _stderr(message: str) -> None:
@@ -202,7 +211,7 @@ def train_vlm(train_file: str | Path, settings: VLMTrainSettings, note=None) -> 
         "samples_per_s": result.metrics.get("train_samples_per_second"), **m, "resumed_from": last,
         "device": device, "dtype": str(dtype).replace("torch.", ""), "fingerprint": fingerprint,
         "adapter_dir": str(out / "adapter") if s.lora else None, "model_dir": str(out / "model"),
-        "checkpoint_notes": notes}
+        "checkpoint_notes": notes, "eval_options": _eval_options(examples)}
     final = trainer.model
     if s.lora:
         final.save_pretrained(out / "adapter")
