@@ -336,7 +336,8 @@ def adopt_model_options(bench: Benchmark, backend: Backend, say) -> Benchmark:
     try:
         options = type(bench.options)(**{**bench.options.model_dump(), **upd})
     except ValidationError as exc:
-        raise ConfigError(f"the model's recorded options {upd} do not fit {bench.name}: {exc.errors()[0]['msg']}") from None
+        raise ConfigError(f"the model's recorded options {upd} do not fit {bench.name}: "
+                          f"{exc.errors()[0]['msg']}") from None
     say(f"{', '.join(f'{k}={v}' for k, v in upd.items())}: as the model's checkpoint records "
         f"(lensbench_train.json); give {', '.join('--' + k.replace('_', '-') for k in upd)} to choose otherwise")
     return type(bench)(options)

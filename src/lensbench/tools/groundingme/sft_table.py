@@ -52,7 +52,8 @@ def sweep_runs(doc: dict[str, Any]) -> list[tuple[str, dict[str, RunResult | Non
         except Exception:  # noqa: BLE001 - an unreadable run is an empty column, never an abort
             return None
 
-    cols = [("Origin", doc.get("baseline", {}))] + sorted(doc.get("ratios", {}).items(), key=lambda kv: ratio_order(kv[0]))
+    ratios = sorted(doc.get("ratios", {}).items(), key=lambda kv: ratio_order(kv[0]))
+    cols = [("Origin", doc.get("baseline", {}))] + ratios
     return [(name, {k: load(v.get("runs", {}).get(k)) for k in ("in_domain", "groundingme")}) for name, v in cols]
 
 

@@ -26,7 +26,8 @@ from lensbench.core.errors import DataError
 from lensbench.core.jsonl import iter_jsonl
 from lensbench.core.extras import require
 
-__all__ = ["make_example", "write_examples", "read_examples", "image_problem", "to_dataset", "prompt_parts", "answer_text"]
+__all__ = ["make_example", "write_examples", "read_examples", "image_problem", "to_dataset", "prompt_parts",
+           "answer_text"]
 
 
 def make_example(ex_id: str, parts: Sequence[str | Path], answer: str, *, system: str | None = None,
