@@ -18,7 +18,14 @@ then the copy is resumed, then the original: per incident it prints the replies 
 before and after (goal: equal), whether the resume in the copy was refused (goal 1, exit 2) and the
 tracebacks (goal 0).
 
+Training (issue 30.3, :func:`train_kill9`, ``--train-kills N``): a LoRA SFT of a tiny random
+Qwen2.5-VL through ``lensbench train groundingme train`` is killed with SIGKILL while it writes a
+checkpoint (the moment its ``tmp-checkpoint-N`` folder appears, plus 0-20 ms), then re-run with the
+same command; per incident: whether the kill landed mid-write, the checkpoint resumed from, the
+warnings, tracebacks, and whether the final adapter equals the uninterrupted run's bit for bit.
+
     python benchmarks/chaos.py [--kills 10] [--terms 4] [--disks 4] [--links 3] [--concurrency 32] [--seed 0]
+    python benchmarks/chaos.py --train-kills 5 --train-only      # the training case alone (needs torch)
 """
 
 from __future__ import annotations
@@ -221,6 +228,65 @@ def hard_links(data: Path, work: Path, n: int, c: int, rng: random.Random, total
                   original_refused=int(r2.returncode == 2 and "shares its store" in r2.stderr),
                   tracebacks=(err + r1.stderr + r2.stderr).count("Traceback"), same=int(after >= mid >= before))
     return t
+def _adapter(out: Path) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(str(out / "adapter" / "adapter_model.safetensors"))
+
+
+def train_kill9(work: Path, n: int, rng: random.Random) -> str:
+    """SIGKILL during a checkpoint write of a tiny LoRA SFT, ``n`` times, each resumed (module docstring);
+    returns the summary line."""
+    import torch
+
+    from lensbench.testing.tiny_vlm import save_tiny_vlm
+    from lensbench.tools.training.sft_data import make_example, write_examples
+
+    from PIL import Image
+
+    base = save_tiny_vlm("qwen2.5-vl", work / "tiny-vlm")
+    img = work / "sft" / "a.png"
+    img.parent.mkdir(parents=True)
+    Image.new("RGB", (32, 32), (200, 30, 30)).save(img)
+    data = work / "sft" / "sft.jsonl"
+    write_examples(data, [make_example(f"e{i}", [img, f"is there a w{i} ?"], '{"bbox_2d": null}' if i % 2 else
+                                       '{"bbox_2d": [1, 2, 30, 31]}') for i in range(8)])
+    steps = 6
+
+    def argv(out: Path) -> list[str]:
+        sets = [f"max_steps={steps}", "save_steps=1", "batch_size=2", "device=cpu", "learning_rate=5e-3",
+                "warmup_ratio=0", "logging_steps=1", "lora_r=8", "lora_alpha=16"]
+        return [*LENSBENCH, "train", "groundingme", "train", "--data", str(data), "--model", str(base),
+                "--out", str(out), *[x for kv in sets for x in ("--set", kv)]]
+
+    r = subprocess.run(argv(work / "train-clean"), capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    clean = _adapter(work / "train-clean")
+    t = Tally("kill -9 while checkpointing")
+    for i in range(n):
+        out = work / f"train-kill{i}"
+        at = rng.randrange(2, steps)
+        staging = out / "checkpoints" / f"tmp-checkpoint-{at}"
+        p = subprocess.Popen(argv(out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 300
+        while not staging.exists() and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.001)
+        time.sleep(rng.random() * 0.02)
+        p.kill()
+        _, err = p.communicate()
+        mid = staging.exists()
+        left = sorted(d.name for d in (out / "checkpoints").iterdir()) if (out / "checkpoints").is_dir() else []
+        r = subprocess.run(argv(out), capture_output=True, text=True, timeout=600)
+        got = json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else {}
+        same = r.returncode == 0 and all(torch.equal(clean[k], v) for k, v in _adapter(out).items())
+        t.add(killed_at_checkpoint=at, mid_write=int(mid), left=" ".join(left) or "-",
+              resumed_from=Path(got.get("resumed_from") or "-").name,
+              warnings=sum(1 for x in r.stderr.splitlines() if x.startswith("warning: ")),
+              tracebacks=(err + r.stderr).count("Traceback"), same=int(same))
+    rows = t.rows
+    return (f"{t.name:<28} {len(rows):>3} incidents  killed mid-write {sum(x['mid_write'] for x in rows)}  "
+            f"tracebacks {sum(x['tracebacks'] for x in rows)}  adapter identical to the uninterrupted run "
+            f"{sum(x['same'] for x in rows)}/{len(rows)}")
 
 
 def main() -> None:
@@ -231,10 +297,16 @@ def main() -> None:
     ap.add_argument("--links", type=int, default=3)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--train-kills", type=int, default=0, help="kill -9 during a training checkpoint, N times")
+    ap.add_argument("--train-only", action="store_true", help="only the training case")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     work = Path(tempfile.mkdtemp(prefix="lensbench-chaos-"))
     try:
+        train = train_kill9(work, a.train_kills, rng) if a.train_kills else None
+        if a.train_only:
+            print(f"\nsummary\n{train or '(no --train-kills)'}")
+            return
         data = make_rgbth_release(work / "data", n_scenes=30)
         total = 960
         with FakeOpenAIServer(answer) as srv:
@@ -251,6 +323,8 @@ def main() -> None:
         print("\nsummary")
         for t in tallies:
             print(t.summary(a.concurrency))
+        if train:
+            print(train)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import pickle
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -387,3 +388,63 @@ def test_manifest_paths_relative_to_where_curate_ran(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path / "cur")
     with pytest.raises(DataError, match="file not found"):
         pairs_from_manifest(tmp_path / "cur")
+
+
+# ----------------------------------------------------------------- issue 31: Sec. 5.3 mixtures and Fig. 6 order
+def test_mix_without_total_gives_every_ratio_the_same_size(tmp_path, demo):
+    """Sec. 5.3 fixes the size of every fine-tuning set (30,000); 'mix' without --total gave 18 / 20 / 24 / 32 / 24."""
+    ratios = ("1:8", "1:4", "1:2", "1:1", "2:1")
+    n_pos = sum(1 for x in demo["refs"].read_text().splitlines() if json.loads(x)["split"] == "train")
+    n_neg = len(demo["negatives_train"].read_text().splitlines())
+
+    def fits(t, r):  # round(t * neg / (neg + pos)) negatives, the rest positives
+        a, b = map(int, r.split(":"))
+        k = round(t * a / (a + b))
+        return k <= n_neg and t - k <= n_pos
+
+    want = max(t for t in range(1, 30_001) if all(fits(t, r) for r in ratios))
+    largest = {r: max(t for t in range(1, 1000) if fits(t, r)) for r in ratios}
+    assert (n_pos, n_neg, want) == (16, 16, 18) and len(set(largest.values())) > 1
+    from lensbench.tools.groundingme.refexp import read_grounding_items, write_items_file
+
+    write_items_file(tmp_path / "pos.jsonl", read_grounding_items(demo["refs"], split="train"))
+    args = ["train", "groundingme", "mix", "--positives", str(tmp_path / "pos.jsonl"), "--negatives",
+            str(demo["negatives_train"]), "--out"]
+    r = CliRunner().invoke(app, [*args, str(tmp_path / "mix")])
+    assert r.exit_code == 0, r.output
+    man = json.loads((tmp_path / "mix" / "mixtures.json").read_text())
+    assert man["total"] == want and "same for every ratio" in man["total_rule"]
+    assert {v["n_negative"] + v["n_positive"] for v in man["ratios"].values()} == {want}
+    for r_, v in man["ratios"].items():
+        a, b = map(int, r_.split(":"))
+        assert v["n_negative"] == round(want * a / (a + b))
+        assert len((tmp_path / "mix" / v["file"]).read_text().splitlines()) == want
+    r = CliRunner().invoke(app, [*args, str(tmp_path / "old"), "--per-ratio-max"])
+    assert r.exit_code == 0, r.output
+    old = json.loads((tmp_path / "old" / "mixtures.json").read_text())
+    assert {k: v["n_negative"] + v["n_positive"] for k, v in old["ratios"].items()} == largest
+    assert old["total"] is None and "differ" in old["total_rule"]
+
+
+def test_sweep_columns_and_fig6_in_ratio_order(tmp_path, monkeypatch):
+    """Fig. 6 put the ratios in the order the sweep ran them (Baseline, 1:2, 2:1, 1:8, 1:4, 1:1): a zigzag."""
+    pytest.importorskip("matplotlib")
+    from lensbench.tools.groundingme import sft_table
+
+    ran = ["1:2", "2:1", "1:8", "1:4", "1:1"]
+    doc = {"base_model": "/m/tiny", "baseline": {"runs": {}}, "ratios": {r: {"runs": {}} for r in ran}}
+    paper_order = ["Origin", "1:8", "1:4", "1:2", "1:1", "2:1"]
+    assert [name for name, _ in sft_table.sweep_runs(doc)] == paper_order
+    md = sft_table.render_sweep(doc, with_paper=False)
+    t7 = md.split("Tab. 7")[1].split("Fig. 6")[0]
+    assert [ln.split("|")[1].split(" (")[0].strip() for ln in t7.splitlines() if "(tiny)" in ln] == paper_order
+    figs = []
+    monkeypatch.setattr(sft_table, "save_png", lambda fig, path: figs.append(fig) or path)
+    # ours lacks most ratios: the paper's points must still sit at their own ratios, in order
+    sft_table.plot_fig6({**doc, "ratios": {"1:1": {"runs": {}}}}, tmp_path / "f.png")
+    ax = figs[0].axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["Baseline", "1:8", "1:4", "1:2", "1:1", "2:1"]
+    paper = ax.get_lines()[-1]
+    assert list(paper.get_xdata()) == [0, 1, 2, 3, 4, 5]
+    f6 = json.loads((Path(sft_table.__file__).parents[2] / "benchmarks" / "groundingme" / "paper" / "fig6.json").read_text())
+    assert list(paper.get_ydata()) == [p["without_rejection"] for p in f6["points"]]

@@ -187,6 +187,8 @@ def test_genvip_loop_ends_in_table5(tiny_editor, tiny_vlm, tmp_path, monkeypatch
     assert r.exit_code == 0, r.output
     rep = json.loads((tmp_path / "loop" / "translated" / "translate_report.json").read_text())
     assert rep["done"] == 2 and f"lora={tmp_path / 'ft' / 'lora'}" in rep["editor"]
+    assert rep["editor"].endswith("|dtype=float32") or torch.cuda.is_available()  # a CPU runs the editor in float32
+    assert "translate: 1/2 images" in r.output and "translate: 2/2 images" in r.output  # progress (stderr)
     import lensbench
 
     gv = lensbench.load_run(tmp_path / "loop" / "genvip")

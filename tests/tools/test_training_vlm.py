@@ -123,7 +123,10 @@ def test_checkpoint_evaluated_through_hf_and_tables(trained, tmp_path):
     plan = SweepPlan(train=_settings(trained["base"], tmp_path, max_steps=1), mixtures=tmp_path / "mix",
                      eval_set=tmp_path / "mix" / "eval", out=tmp_path / "sweep", groundingme=demo["groundingme"],
                      eval={"max_tokens": 12}, batch=8)
-    doc = run_sweep(plan, log=lambda m: None)
+    said: list[str] = []
+    doc = run_sweep(plan, log=said.append)
+    assert said[0].startswith("[1/2] baseline: evaluating") and any(m.startswith("[2/2] ratio 1:1: trained (1 steps)")
+                                                                     for m in said)
     run = lensbench.load_run(doc["ratios"]["1:1"]["runs"]["in_domain"])
     assert run.result.counts["n"] == 6 and run.result.counts["n_error"] == 0 and len(run.records) == 6
     assert run.manifest["model_spec"].startswith("hf:") and run.manifest["options"]["bbox_format"] == "abs-resized"
@@ -192,3 +195,33 @@ def test_ivbench_variants_export_train_evaluate(tiny_vlm, tmp_path):
                             max_tokens=3, model_name="tiny iv")
     assert r.counts["n"] == 2 and r.counts["n_error"] == 0
     assert "| tiny + IV-aligned SFT data | iv |" in render_table3([("iv", r)], "tiny")
+
+
+def test_trained_checkpoint_records_its_box_convention_and_hf_reads_it(trained, tmp_path):
+    """Issue 31.3: a Qwen2.5-VL checkpoint trained on abs-resized answers, evaluated by hand through hf:,
+    was read as abs; only the sweep passed the right format."""
+    from lensbench.backends.hf_spec import recorded_eval_options
+    from lensbench.benchmarks.groundingme.items import read_items_file
+    from lensbench.core.errors import ConfigError
+    from lensbench.tools.groundingme.refexp import read_grounding_items
+    from lensbench.tools.groundingme.sft_data import write_mixtures
+
+    demo = make_grounding_demo(tmp_path / "demo", n_train=8, n_val=3)
+    man = write_mixtures(tmp_path / "mix", read_grounding_items(demo["refs"], split="train"),
+                         read_items_file(demo["negatives_train"]), ratios=("1:1",), total=4, bbox_format="abs-resized")
+    s = train_vlm(tmp_path / "mix" / man["ratios"]["1:1"]["file"], _settings(trained["base"], tmp_path / "t", max_steps=1))
+    rec = json.loads((tmp_path / "t" / "model" / "lensbench_train.json").read_text())
+    assert rec["eval_options"] == {"bbox_format": "abs-resized"} and s["eval_options"] == rec["eval_options"]
+    assert recorded_eval_options(s["model_dir"]) == {"bbox_format": "abs-resized"}
+    assert recorded_eval_options(str(trained["base"])) == {}  # no record: nothing declared
+    kw = dict(data_dir=demo["groundingme"], max_tokens=8)
+    with pytest.warns(UserWarning, match="bbox_format=abs-resized: as the model's checkpoint records"):
+        run = lensbench.run("groundingme", model=f"hf:{s['model_dir']}?batch=8", out=tmp_path / "by-hand", **kw)
+    assert run.counts["n"] == 6
+    assert lensbench.load_run(tmp_path / "by-hand").manifest["options"]["bbox_format"] == "abs-resized"
+    lensbench.run("groundingme", model=f"hf:{s['model_dir']}?batch=8", out=tmp_path / "chosen", bbox_format="rel1000",
+                  **kw)
+    assert lensbench.load_run(tmp_path / "chosen").manifest["options"]["bbox_format"] == "rel1000"  # a choice wins
+    (tmp_path / "t" / "model" / "lensbench_train.json").write_text('{"eval_options": ["abs"]}')
+    with pytest.raises(ConfigError, match="eval_options"):
+        recorded_eval_options(s["model_dir"])

@@ -27,8 +27,8 @@ from typing import Any
 
 from lensbench.backends.base import Backend, BackendConfig
 from lensbench.backends.hf_inputs import batch_media, build_chat, generation_kwargs, template_kwargs
-from lensbench.backends.hf_spec import (model_identity, parse_hf_spec, read_model_config, resolve_dtype,
-                                        resolve_video_mode)
+from lensbench.backends.hf_spec import (model_identity, parse_hf_spec, read_model_config, recorded_eval_options,
+                                        resolve_dtype, resolve_video_mode)
 from lensbench.core.errors import ConfigError, LensbenchError, TransportError
 from lensbench.core.extras import require
 from lensbench.core.types import Completion, Request
@@ -39,6 +39,9 @@ __all__ = ["HFBackend", "make"]
 class HFBackend(Backend):
     """A transformers image-text-to-text model in this process (see the module docstring).
 
+    ``option_defaults``: the benchmark options a ``lensbench train`` checkpoint records (its box
+    convention; :func:`~lensbench.backends.hf_spec.recorded_eval_options`), which a run adopts where
+    the user left the option at its default.
     ``fingerprint``: ``hf:`` + checkpoint identity (:func:`~lensbench.backends.hf_spec.model_identity`)
     + dtype, attention implementation, video mode and default max new tokens.
     Failures of a batch (bad image file, out of device memory, template error) come back as
@@ -57,6 +60,7 @@ class HFBackend(Backend):
         self.source, self.settings = parse_hf_spec(arg, config.extra.get("hf"))
         cfg = read_model_config(self.source)
         self.model_type: str | None = cfg.get("model_type")
+        self.option_defaults: dict[str, Any] = recorded_eval_options(self.source)
         self.dtype = resolve_dtype(self.settings.dtype, cfg)
         self.video_mode = resolve_video_mode(self.settings.video, self.model_type, self.source)
         s = self.settings

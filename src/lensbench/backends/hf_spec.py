@@ -26,7 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from lensbench.core.errors import ConfigError
 
 __all__ = ["HFSettings", "parse_hf_spec", "model_identity", "read_model_config", "resolve_dtype",
-           "resolve_video_mode", "VIDEO_FAMILIES"]
+           "resolve_video_mode", "recorded_eval_options", "VIDEO_FAMILIES", "TRAIN_RECORD"]
+
+#: written by ``lensbench train`` into the merged model folder (``tools/training/vlm_sft.py``)
+TRAIN_RECORD = "lensbench_train.json"
 
 #: ``model_type`` values whose processor takes a video as a list of frames with a
 #: ``{"type": "video"}`` chat entry (Qwen2-VL, Qwen2.5-VL, Qwen3-VL).
@@ -120,6 +123,30 @@ def read_model_config(src: str) -> dict[str, Any]:
         raise ConfigError(f"hf:{src}: no config.json in {p}") from None
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError(f"hf:{src}: cannot read {p / 'config.json'}: {exc}") from None
+
+
+def recorded_eval_options(src: str) -> dict[str, Any]:
+    """Benchmark options a checkpoint written by ``lensbench train`` records for its evaluation
+    (``eval_options`` of :data:`TRAIN_RECORD`, e.g. ``{"bbox_format": "abs-resized"}``: the box
+    convention it was trained to answer in); ``{}`` for a Hub id or a folder without the record.
+
+    Raises:
+        ConfigError: the record exists but cannot be read, or its ``eval_options`` is not an object
+        of names to strings / numbers / booleans.
+    """
+    if not _is_local(src):
+        return {}
+    f = Path(src).expanduser() / TRAIN_RECORD
+    if not f.is_file():
+        return {}
+    try:
+        opts = json.loads(f.read_text(encoding="utf-8")).get("eval_options") or {}
+    except (OSError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"hf:{src}: cannot read {f}: {exc}") from None
+    if not isinstance(opts, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float, bool))
+                                             for k, v in opts.items()):
+        raise ConfigError(f"{f} [field 'eval_options']: must be an object of option names to values")
+    return opts
 
 
 def model_identity(src: str, revision: str | None = None) -> str:

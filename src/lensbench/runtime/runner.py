@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from lensbench.core.version import __version__
 from lensbench.backends.base import Backend, BackendConfig
 from lensbench.benchmarks.base import Benchmark, RunContext
@@ -116,6 +118,7 @@ async def arun_benchmark(bench: Benchmark, settings: RunSettings, *, console=Non
     if is_demo(data_dir):
         say(f"{data_dir}: generated demo data, NOT {bench.title}: its scores mean nothing")
     backends = backends or build_backends(bench, s, say)
+    bench = adopt_model_options(bench, backends["model"], say)
     out.mkdir(parents=True, exist_ok=True)
     with RunLock(out):
         old = recover_manifest(out, console)
@@ -321,6 +324,27 @@ def _track(out: Path, s: RunSettings, console) -> None:
             continue
         if console is not None:
             console.print(f"logged to {where}", highlight=False, markup=False)
+
+
+def adopt_model_options(bench: Benchmark, backend: Backend, say) -> Benchmark:
+    """``bench`` with the options its model declares (``backend.option_defaults``: a checkpoint written
+    by ``lensbench train`` records its box convention, which ``hf:`` reads) in place of options left at
+    their default; a value given that differs from the default wins. Says what it adopted. Raises
+    ConfigError when a declared value is not valid for the benchmark."""
+    declared = getattr(backend, "option_defaults", None) or {}
+    fields = type(bench.options).model_fields
+    upd = {k: v for k, v in declared.items()
+           if k in fields and getattr(bench.options, k) == fields[k].default and v != fields[k].default}
+    if not upd:
+        return bench
+    try:
+        options = type(bench.options)(**{**bench.options.model_dump(), **upd})
+    except ValidationError as exc:
+        raise ConfigError(f"the model's recorded options {upd} do not fit {bench.name}: "
+                          f"{exc.errors()[0]['msg']}") from None
+    say(f"{', '.join(f'{k}={v}' for k, v in upd.items())}: as the model's checkpoint records "
+        f"(lensbench_train.json); give {', '.join('--' + k.replace('_', '-') for k in upd)} to choose otherwise")
+    return type(bench)(options)
 
 
 def _warner(console):

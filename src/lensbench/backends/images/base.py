@@ -28,7 +28,7 @@ from lensbench.core.errors import ConfigError
 from lensbench.core.extras import require
 
 __all__ = ["ImageBackendError", "IMAGE_EXTS", "list_images", "find_by_stem", "find_image", "OpenAIImagesClient",
-           "load_diffusers_pipeline", "save_png", "resize_back_and_save"]
+           "load_diffusers_pipeline", "pipeline_dtype", "save_png", "resize_back_and_save"]
 
 #: Image file extensions recognised in folders (lower case).
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".webp", ".bmp", ".tif", ".tiff")
@@ -169,10 +169,26 @@ class OpenAIImagesClient:
 
 
 # --------------------------------------------------------------------------- diffusers
+def pipeline_dtype(torch, device: str, dtype: str = "auto"):
+    """The torch dtype to run a diffusers pipeline in on ``device``: ``auto`` = bfloat16 on a CUDA
+    device (float16 where the GPU has no bfloat16), float32 on a CPU (issue 31: bfloat16 matmuls on
+    a CPU are about 16x slower than float32; a GenViP demo edit did not finish in 25 minutes);
+    ``bfloat16`` / ``float16`` / ``float32`` force one. Raises ConfigError for another name."""
+    if dtype == "auto":
+        if not device.startswith("cuda"):
+            return torch.float32
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if dtype not in ("bfloat16", "float16", "float32"):
+        raise ConfigError(f"dtype must be auto, bfloat16, float16 or float32, got {dtype!r}")
+    return getattr(torch, dtype)
+
+
 def load_diffusers_pipeline(model: str, *, kind: str, label: str, lora: str | None = None,
-                            device: str | None = None) -> tuple[Any, Any]:
-    """``(torch module, pipeline)``: ``diffusers.<kind>.from_pretrained(model, bfloat16)``, with
-    LoRA weights when ``lora`` is given, moved to ``device`` (default: CUDA when available).
+                            device: str | None = None, dtype: str = "auto") -> tuple[Any, Any]:
+    """``(torch module, pipeline)``: ``diffusers.<kind>.from_pretrained(model)`` in the dtype of
+    :func:`pipeline_dtype` (``auto``: bfloat16 on CUDA, float32 on a CPU), with LoRA weights when
+    ``lora`` is given, moved to ``device`` (default: CUDA when available). ``pipe.lensbench_dtype``
+    is the dtype's name.
 
     ``lora``: a diffusers LoRA folder / file, or a DiffSynth-Studio one (its key names are converted,
     :mod:`lensbench.backends.images.lora_keys`).
@@ -186,8 +202,10 @@ def load_diffusers_pipeline(model: str, *, kind: str, label: str, lora: str | No
         diffusers = require("diffusers", "hf", label)
     except ImportError as exc:
         raise ConfigError(f"{label} needs torch and diffusers ({exc}); pip install 'lensbench[hf]'") from None
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    torch_dtype = pipeline_dtype(torch, device, dtype)
     try:
-        pipe = getattr(diffusers, kind).from_pretrained(model, torch_dtype=torch.bfloat16)
+        pipe = getattr(diffusers, kind).from_pretrained(model, torch_dtype=torch_dtype)
     except Exception as exc:  # noqa: BLE001 - hub/offline/format errors all end the same way
         raise ConfigError(f"{label}: cannot load the pipeline ({type(exc).__name__}: {exc}); give a local path or "
                           "make the weights available in the HF cache") from None
@@ -195,5 +213,6 @@ def load_diffusers_pipeline(model: str, *, kind: str, label: str, lora: str | No
         from lensbench.backends.images.lora_keys import read_for_diffusers
 
         pipe.load_lora_weights(read_for_diffusers(lora))  # diffusers or DiffSynth-Studio key names
-    pipe.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    pipe.to(device)
+    pipe.lensbench_dtype = str(torch_dtype).replace("torch.", "")
     return torch, pipe

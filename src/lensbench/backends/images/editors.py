@@ -119,17 +119,20 @@ class OpenAIImagesEditor(ImageEditor):
 
 class DiffusersEditor(ImageEditor):
     """Local diffusers pipeline (Qwen-Image-Edit-2509 and its LoRA, App. C): 40 steps, seed 123,
-    1024x1024, resized back. Needs torch + diffusers (``pip install lensbench[hf]``) and the
-    weights on disk or in the HF cache; raises ConfigError with what is missing otherwise."""
+    1024x1024, resized back; ``dtype`` ``auto`` = bfloat16 on a GPU, float32 on a CPU
+    (:func:`~lensbench.backends.images.base.pipeline_dtype`). Needs torch + diffusers (``pip install
+    lensbench[hf]``) and the weights on disk or in the HF cache; raises ConfigError with what is
+    missing otherwise."""
 
     def __init__(self, model: str, lora: str | None = None, steps: int = 40, seed: int = 123, size: int = 1024,
-                 prompt: str = EDIT_PROMPT, device: str | None = None):
+                 prompt: str = EDIT_PROMPT, device: str | None = None, dtype: str = "auto"):
         if not model:
             raise ConfigError("--editor diffusers:MODEL_OR_PATH needs a model id or path")
         self.torch, self.pipe = load_diffusers_pipeline(model, kind="DiffusionPipeline", label=f"--editor diffusers:{model}",
-                                                        lora=lora, device=device)
+                                                        lora=lora, device=device, dtype=dtype)
         self.steps, self.seed, self.size, self.prompt = steps, seed, size, prompt
-        self.fingerprint = f"diffusers:{model}|lora={lora}|steps={steps}|seed={seed}|size={size}"
+        self.fingerprint = (f"diffusers:{model}|lora={lora}|steps={steps}|seed={seed}|size={size}"
+                            f"|dtype={self.pipe.lensbench_dtype}")
 
     def edit(self, src: Path, out_dir: Path) -> Path:
         with Image.open(src) as im:
@@ -145,8 +148,9 @@ class DiffusersEditor(ImageEditor):
 
 def make_editor(spec: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                 lora: str | None = None, steps: int = 40, seed: int = 123, size: int = 1024,
-                prompt: str = EDIT_PROMPT) -> ImageEditor:
-    """Editor for ``spec`` (``folder:DIR`` | ``openai-images:MODEL`` | ``diffusers:MODEL_OR_PATH``).
+                prompt: str = EDIT_PROMPT, dtype: str = "auto") -> ImageEditor:
+    """Editor for ``spec`` (``folder:DIR`` | ``openai-images:MODEL`` | ``diffusers:MODEL_OR_PATH``);
+    ``dtype``: the diffusers pipeline's (``auto``: bfloat16 on a GPU, float32 on a CPU).
     Raises ConfigError for an unknown prefix or a bad argument."""
     prefix, _, arg = spec.partition(":")
     if prefix == "folder":
@@ -154,6 +158,6 @@ def make_editor(spec: str, *, base_url: str | None = None, api_key_env: str = "O
     if prefix == "openai-images":
         return OpenAIImagesEditor(arg, base_url=base_url, api_key_env=api_key_env, size=size, prompt=prompt)
     if prefix == "diffusers":
-        return DiffusersEditor(arg, lora=lora, steps=steps, seed=seed, size=size, prompt=prompt)
+        return DiffusersEditor(arg, lora=lora, steps=steps, seed=seed, size=size, prompt=prompt, dtype=dtype)
     raise ConfigError(f"unknown editor {prefix!r} in --editor {spec!r}; known: folder:DIR, openai-images:MODEL, "
                       "diffusers:MODEL_OR_PATH")

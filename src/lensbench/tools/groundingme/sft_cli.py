@@ -51,26 +51,32 @@ def mix_cmd(positives: Annotated[Path, typer.Option("--positives", help="trainin
             out: Annotated[Path, typer.Option("--out", help="folder for mix_<neg>-<pos>.jsonl and mixtures.json")],
             bbox_format: FmtOpt = "rel1000",
             ratios: Annotated[str, typer.Option("--ratios", help="comma-separated NEG:POS")] = "1:8,1:4,1:2,1:1,2:1",
-            total: Annotated[Optional[int], typer.Option("--total", help="items per mixture (paper: 30000; "
-                                                         "default: the most the pools allow)")] = None,
+            total: Annotated[Optional[int], typer.Option("--total", help="items per mixture, the same for every ratio "
+                                                         "(default: the paper's 30000, or the most the pools allow at "
+                                                         "every ratio)")] = None,
+            per_ratio_max: Annotated[bool, typer.Option("--per-ratio-max", help="each ratio as large as the pools "
+                                                        "allow (sizes differ: ratio confounded with size)")] = False,
             val_positives: Annotated[Optional[Path], typer.Option("--val-positives", help="validation positives "
                                                                   "(RefCOCOg_val) for the in-domain eval set")] = None,
             val_negatives: Annotated[Optional[Path], typer.Option("--val-negatives", help="validation negatives "
                                                                   "(RefCOCOg_rej_val)")] = None,
             seed: Annotated[int, typer.Option("--seed")] = 0) -> None:
-    """SFT mixtures at each ratio (Table 9 prompt, answers in --bbox-format) and, with --val-*, the
-    in-domain evaluation set (OUT/eval, a 'grounding-rej' data folder)."""
+    """SFT mixtures at each ratio (Table 9 prompt, answers in --bbox-format), all of one size (Sec. 5.3:
+    30,000 each, or the most the pools allow at every ratio) and, with --val-*, the in-domain
+    evaluation set (OUT/eval, a 'grounding-rej' data folder)."""
     from lensbench.benchmarks.groundingme.items import read_items_file
     from lensbench.tools.groundingme.sft_data import write_eval_set, write_mixtures
 
     try:
         man = write_mixtures(out, read_items_file(positives), read_items_file(negatives),
                              ratios=tuple(r.strip() for r in ratios.split(",") if r.strip()), total=total, seed=seed,
-                             bbox_format=bbox_format)
+                             bbox_format=bbox_format, per_ratio_max=per_ratio_max)
         if val_positives and val_negatives:
             write_eval_set(out / "eval", read_items_file(val_positives), read_items_file(val_negatives))
     except LensbenchError as exc:
         fail(str(exc))
+    typer.echo(f"items per mixture: {man['total'] if man['total'] is not None else 'differs'} "
+               f"({man['total_rule']})", err=True)
     typer.echo(json.dumps(man["ratios"], indent=1))
 
 
@@ -99,7 +105,8 @@ def sweep_cmd(model: Annotated[str, typer.Option("--model", help="base model fol
     try:
         plan = SweepPlan(train=settings_from_cli(VLMTrainSettings, sets, model=model, out=out, epochs=3.0),
                          mixtures=mixtures, eval_set=eval_set or mixtures / "eval", out=out, groundingme=groundingme,
-                         ratios=tuple(r.strip() for r in ratios.split(",")) if ratios else None, eval=ev, batch=batch)
+                         ratios=tuple(r.strip() for r in ratios.split(",")) if ratios else None, eval=ev, batch=batch,
+                         progress=True)
         doc = run_sweep(plan, log=lambda m: typer.echo(m, err=True))
     except LensbenchError as exc:
         fail(str(exc))

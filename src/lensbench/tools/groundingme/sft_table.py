@@ -9,6 +9,8 @@ paper's (``benchmarks/groundingme/paper/table5.json``, ``table7.json``, ``fig6.j
   (matplotlib, ``lensbench[plots]``) when a path is given.
 
 Runs are read with :func:`lensbench.api.load_run`; a run that is missing is shown as empty cells.
+Ratios are shown in the paper's order, by their neg:pos value (1:8, 1:4, 1:2, 1:1, 2:1), whatever
+order the sweep ran them in; the figure's x axis is that order for our points and the paper's alike.
 """
 
 from __future__ import annotations
@@ -21,15 +23,27 @@ from lensbench.core.results import RunResult
 from lensbench.report.plotstyle import pyplot, save_png
 from lensbench.report.tables import render_table
 
-__all__ = ["sweep_runs", "without_rejection", "render_sweep", "plot_fig6"]
+__all__ = ["ratio_order", "sweep_runs", "without_rejection", "render_sweep", "plot_fig6"]
 
 _PAPER = "lensbench.benchmarks.groundingme"
 _L1 = ("Discriminative", "Spatial", "Limited")
 
 
+def ratio_order(name: str) -> tuple[int, float, str]:
+    """Sort key of a column: ``Origin`` / ``Baseline`` first, then ratios by neg / pos (``"1:8"`` =
+    0.125 ... ``"2:1"`` = 2.0), anything else last by name."""
+    if name in ("Origin", "Baseline"):
+        return (0, 0.0, name)
+    neg, sep, pos = name.partition(":")
+    try:
+        return (1, int(neg) / int(pos), name) if sep else (2, 0.0, name)
+    except (ValueError, ZeroDivisionError):
+        return (2, 0.0, name)
+
+
 def sweep_runs(doc: dict[str, Any]) -> list[tuple[str, dict[str, RunResult | None]]]:
     """``[(column, {"in_domain": RunResult | None, "groundingme": ...})]``: ``Origin`` first, then
-    the ratios in sweep order."""
+    the ratios by neg:pos value (:func:`ratio_order`), not in the order the sweep ran them."""
     from lensbench.api import load_run
 
     def load(p: str | None) -> RunResult | None:
@@ -38,7 +52,8 @@ def sweep_runs(doc: dict[str, Any]) -> list[tuple[str, dict[str, RunResult | Non
         except Exception:  # noqa: BLE001 - an unreadable run is an empty column, never an abort
             return None
 
-    cols = [("Origin", doc.get("baseline", {}))] + list(doc.get("ratios", {}).items())
+    ratios = sorted(doc.get("ratios", {}).items(), key=lambda kv: ratio_order(kv[0]))
+    cols = [("Origin", doc.get("baseline", {}))] + ratios
     return [(name, {k: load(v.get("runs", {}).get(k)) for k in ("in_domain", "groundingme")}) for name, v in cols]
 
 
@@ -110,11 +125,14 @@ def plot_fig6(doc: dict[str, Any], path: Path, with_paper: bool = True) -> Path:
         f6 = read_json(_PAPER, "paper", "fig6.json")
         series.append((f"{f6['model']} (paper)", [(p["ratio"], p["without_rejection"], p["rejection"])
                                                    for p in f6["points"]]))
+    # one x axis for every series, ordered by ratio (a categorical axis would order by first appearance)
+    cats = sorted({p[0] for _, pts in series for p in pts}, key=ratio_order)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
     for ax, idx, title in ((axes[0], 1, "GroundingME w/o Rejection"), (axes[1], 2, "Rejection")):
         for label, pts in series:
-            xs = [p[0] for p in pts if p[idx] is not None]
-            ax.plot(xs, [p[idx] for p in pts if p[idx] is not None], marker="o", label=label)
+            got = sorted((cats.index(p[0]), p[idx]) for p in pts if p[idx] is not None)
+            ax.plot([x for x, _ in got], [y for _, y in got], marker="o", label=label)
+        ax.set_xticks(range(len(cats)), cats)
         ax.set_title(title)
         ax.set_xlabel("SFT neg:pos ratio")
         ax.set_ylabel("Acc@0.5 (%)")

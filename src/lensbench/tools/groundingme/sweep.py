@@ -21,7 +21,9 @@ from typing import Any
 from lensbench.core.errors import ConfigError
 from lensbench.tools.groundingme.sft_data import ratio_slug
 from lensbench.tools.training.evaluate import evaluate_checkpoint
+from lensbench.tools.training.guards import check_lora_targets, vlm_modules
 from lensbench.tools.training.settings import VLMTrainSettings
+from lensbench.tools.training.sft_data import read_examples
 from lensbench.tools.training.vlm_sft import train_vlm
 
 __all__ = ["SweepPlan", "run_sweep", "read_sweep"]
@@ -34,7 +36,8 @@ class SweepPlan:
     ``eval_set``: a ``grounding-rej`` data folder; ``groundingme``: GroundingME's data folder (None
     = skip the out-of-domain runs); ``ratios``: None = every ratio of the mixtures; ``eval``:
     run settings for both evaluations (``max_tokens``, ``limit``, ``max_pixels`` ...); ``batch`` /
-    ``dtype``: the ``hf:`` backend's."""
+    ``dtype``: the ``hf:`` backend's; ``progress``: show each evaluation's progress on stderr (the
+    trainer shows its own bar)."""
 
     train: VLMTrainSettings
     mixtures: Path
@@ -45,16 +48,17 @@ class SweepPlan:
     eval: dict[str, Any] = field(default_factory=dict)
     batch: int = 16
     dtype: str = "auto"
+    progress: bool = False
 
 
 def _evaluate(plan: SweepPlan, model: str, folder: Path, name: str, fmt: str) -> dict[str, str]:
     runs = {}
     evaluate_checkpoint("grounding-rej", model, folder / "in-domain", data_dir=plan.eval_set, model_name=name,
-                        batch=plan.batch, dtype=plan.dtype, bbox_format=fmt, **plan.eval)
+                        batch=plan.batch, dtype=plan.dtype, bbox_format=fmt, progress=plan.progress, **plan.eval)
     runs["in_domain"] = str(folder / "in-domain")
     if plan.groundingme is not None:
         evaluate_checkpoint("groundingme", model, folder / "groundingme", data_dir=plan.groundingme, model_name=name,
-                            batch=plan.batch, dtype=plan.dtype, bbox_format=fmt, **plan.eval)
+                            batch=plan.batch, dtype=plan.dtype, bbox_format=fmt, progress=plan.progress, **plan.eval)
         runs["groundingme"] = str(folder / "groundingme")
     return runs
 
@@ -62,8 +66,10 @@ def _evaluate(plan: SweepPlan, model: str, folder: Path, name: str, fmt: str) ->
 def run_sweep(plan: SweepPlan, log=print) -> dict[str, Any]:
     """Run the sweep (module docstring) and write ``out/sweep.json``; returns its content.
 
-    Raises ConfigError when the mixtures folder has no ``mixtures.json`` or lacks a requested ratio;
-    errors of training / evaluation propagate (what finished stays on disk and is reused)."""
+    Raises ConfigError when the mixtures folder has no ``mixtures.json`` or lacks a requested ratio
+    or the LoRA targets match nothing, DataError for a bad mixture file (all checked before any
+    model loads); errors of training / evaluation propagate (what finished stays on disk and is
+    reused)."""
     man_path = plan.mixtures / "mixtures.json"
     if not man_path.is_file():
         raise ConfigError(f"{plan.mixtures}: no mixtures.json (make it with 'lensbench train groundingme mix')")
@@ -72,19 +78,25 @@ def run_sweep(plan: SweepPlan, log=print) -> dict[str, Any]:
     missing = [r for r in ratios if r not in man["ratios"]]
     if missing:
         raise ConfigError(f"{plan.mixtures}: no mixture for ratio(s) {', '.join(missing)}; have {', '.join(man['ratios'])}")
+    for r in ratios:  # every mixture and the LoRA targets checked before the first model loads
+        read_examples(plan.mixtures / man["ratios"][r]["file"])
+    if plan.train.lora:
+        check_lora_targets(vlm_modules(plan.train.model), plan.train.lora_targets, plan.train.model)
     fmt = man["bbox_format"]
     base = Path(plan.train.model).name or plan.train.model
     doc: dict[str, Any] = {"base_model": plan.train.model, "bbox_format": fmt, "mixtures": str(plan.mixtures),
                            "eval_set": str(plan.eval_set), "groundingme": str(plan.groundingme or ""), "ratios": {}}
-    log(f"baseline: evaluating {plan.train.model}")
+    n = len(ratios) + 1
+    log(f"[1/{n}] baseline: evaluating {plan.train.model}")
     doc["baseline"] = {"runs": _evaluate(plan, plan.train.model, plan.out / "baseline", f"{base} (before SFT)", fmt)}
-    for r in ratios:
+    for i, r in enumerate(ratios, 2):
         slug = ratio_slug(r)
         folder = plan.out / slug
-        log(f"ratio {r}: training on {man['ratios'][r]['file']}")
+        log(f"[{i}/{n}] ratio {r}: training on {man['ratios'][r]['file']}")
         summary = train_vlm(plan.mixtures / man["ratios"][r]["file"],
-                            plan.train.model_copy(update={"out": folder / "train"}))
-        log(f"ratio {r}: evaluating {summary['model_dir']}")
+                            plan.train.model_copy(update={"out": folder / "train"}), note=log)
+        log(f"[{i}/{n}] ratio {r}: {'already trained' if summary.get('skipped') else 'trained'} "
+            f"({summary['steps']} steps); evaluating {summary['model_dir']}")
         doc["ratios"][r] = {"train": str(folder / "train"), "steps": summary["steps"],
                             "runs": _evaluate(plan, summary["model_dir"], folder, f"{base} SFT {r}", fmt)}
         _write(plan.out, doc)

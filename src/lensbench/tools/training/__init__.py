@@ -10,6 +10,10 @@
 * :mod:`.editor_lora` — a diffusers + accelerate + peft flow-matching LoRA loop for
   Qwen-Image-Edit pipelines (modelled on diffusers' ``train_dreambooth_lora_qwen_image.py``);
 * :mod:`.lora_keys` — LoRA state dicts between DiffSynth-Studio and diffusers key names;
+* :mod:`.checkpoints` — checkpoints written to ``tmp-checkpoint-N`` and renamed when complete; the
+  resume scan that takes the last complete one and reports incomplete ones;
+* :mod:`.guards` — finite loss / weights, LoRA targets matched on the meta device before weights load,
+  the checkpoint-safe ``SFTTrainer``;
 * :mod:`.measure` — wall time, samples/s and peak memory of a training run.
 
 Recipes (data -> train -> evaluate -> paper table) live with their benchmark under ``tools/<name>/``.

@@ -41,7 +41,8 @@ def vlm_train_command(epochs: float, doc: str) -> Callable[..., None]:
             s = train_vlm(data, settings_from_cli(VLMTrainSettings, sets, model=model, out=out, epochs=epochs))
         except LensbenchError as exc:
             fail(str(exc))
-        typer.echo(json.dumps({k: s.get(k) for k in ("model_dir", "steps", "losses", "samples_per_s", "skipped")}))
+        typer.echo(json.dumps({k: s.get(k) for k in ("model_dir", "steps", "losses", "samples_per_s", "skipped",
+                                                        "resumed_from")}))
 
     train_cmd.__doc__ = doc
     return train_cmd

@@ -22,13 +22,16 @@ weights in DiffSynth-Studio's names), ``checkpoints/checkpoint-N`` (accelerate s
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lensbench.backends.images.lora_keys import LORA_FILE, to_diffsynth
-from lensbench.core.errors import ConfigError
+from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.core.extras import require
+from lensbench.tools.training.checkpoints import ACCELERATE_MARKER, atomic_checkpoint, latest_complete
+from lensbench.tools.training.guards import check_loss, check_lora_targets, check_weights, editor_modules
 from lensbench.tools.training.measure import Meter
 from lensbench.tools.training.settings import EditorTrainSettings
 from lensbench.tools.training.vlm_sft import JsonlLog
@@ -118,16 +121,42 @@ def load_editor(settings: EditorTrainSettings, torch, diffusers, weight_dtype):
     return pipe
 
 
-def train_editor_lora(pairs: list[EditPair], settings: EditorTrainSettings) -> dict[str, Any]:
+def _stderr(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+def _trainable(tr):
+    return ((n, p) for n, p in tr.named_parameters() if p.requires_grad)
+
+
+def _guard(log: JsonlLog, check, *args) -> None:
+    """``check(*args)``; what it raises is logged (``event: stopped``) and re-raised."""
+    try:
+        check(*args)
+    except LensbenchError as exc:
+        log.write({"event": "stopped", "error": str(exc)})
+        raise
+
+
+def train_editor_lora(pairs: list[EditPair], settings: EditorTrainSettings, note=None,
+                      progress: bool = False) -> dict[str, Any]:
     """Train a LoRA on ``pairs`` (module docstring); returns the summary written to
     ``out/train_summary.json``: ``lora_dir``, ``steps``, ``losses`` (per optimiser step),
     ``samples_per_s``, ``peak_rss_mb``, ``peak_gpu_mb``, ``resumed_from``.
 
+    Checkpoints are written to ``tmp-checkpoint-N`` and renamed when complete; a resume takes the last
+    complete one (``checkpoint_notes`` in the summary: incomplete ones ignored, also passed to ``note``,
+    None = stderr). A NaN / infinite loss stops the run before its optimiser step. ``progress``: a
+    step bar (tqdm) on stderr with the last loss.
+
     Raises ConfigError for an empty pair list, a pipeline that is not a Qwen-Image-Edit one, LoRA
-    targets that match no module, or a missing ``lensbench[train]``."""
+    targets that match no module (checked from the config before any weights load), or a missing
+    ``lensbench[train]``; :class:`~lensbench.tools.training.guards.TrainingDiverged` for a NaN /
+    infinite loss or weights (nothing saved as final)."""
     s = settings
     if not pairs:
         raise ConfigError("no training pairs")
+    check_lora_targets(editor_modules(s.model), list(s.targets), s.model)
     torch = require("torch", "train", "training an editor LoRA")
     diffusers = require("diffusers", "train", "training an editor LoRA")
     accelerate = require("accelerate", "train", "training an editor LoRA")
@@ -145,14 +174,21 @@ def train_editor_lora(pairs: list[EditPair], settings: EditorTrainSettings) -> d
     tr, opt, loader, sched = acc.prepare(tr, opt, loader, sched)
     noise_sched = diffusers.FlowMatchEulerDiscreteScheduler.from_config(pipe.scheduler.config)
     ckpts = out / "checkpoints"
-    resumed, step = _latest_checkpoint(ckpts) if s.resume else (None, 0)
+    log = JsonlLog(out / "train_log.jsonl")
+    found = latest_complete(ckpts, ACCELERATE_MARKER)
+    notes = found.report()
+    for n in notes:
+        log.write({"event": "checkpoint", "note": n})
+        (note or _stderr)(n)
+    resumed, step = (str(found.path), found.step) if s.resume and found.path else (None, 0)
     if resumed is not None:
         acc.load_state(resumed)
-    log = JsonlLog(out / "train_log.jsonl")
     losses: list[float] = []
     meter = Meter().start()
     n_seen = 0
     tr.train()
+    bar = require("tqdm.auto", "train", "training an editor LoRA").tqdm(
+        total=total, initial=step, desc="editor LoRA", unit="step", disable=not progress)
     # where the checkpoint stopped: its epoch, and the batches of that epoch already trained on (an epoch is
     # ceil(batches / grad_accum) optimiser steps: accelerate syncs at the end of the loader)
     epoch, in_epoch = divmod(step, -(-len(loader) // s.grad_accum)) if resumed else (0, 0)
@@ -166,6 +202,7 @@ def train_editor_lora(pairs: list[EditPair], settings: EditorTrainSettings) -> d
         for batch in batches:
             with acc.accumulate(tr):
                 loss = flow_matching_loss(pipe, tr, batch, s, noise_sched, acc.device, weight_dtype)
+                _guard(log, check_loss, float(loss.detach()), step + 1)
                 acc.backward(loss)
                 if acc.sync_gradients:
                     acc.clip_grad_norm_(params, s.max_grad_norm)
@@ -176,14 +213,20 @@ def train_editor_lora(pairs: list[EditPair], settings: EditorTrainSettings) -> d
             if acc.sync_gradients:
                 step += 1
                 losses.append(float(loss.detach()))
+                bar.update(1)
+                bar.set_postfix(loss=f"{losses[-1]:.4f}")
                 log.write({"step": step, "loss": losses[-1], "epoch": n_seen / len(pairs)})
                 if step % s.save_steps == 0:
-                    acc.save_state(str(ckpts / f"checkpoint-{step}"))
+                    _guard(log, check_weights, _trainable(tr), torch, f"weights at step {step}")
+                    atomic_checkpoint(ckpts, step, lambda d: acc.save_state(str(d)))
                 if step >= total:
                     break
+    bar.close()
     m = meter.stop(samples=n_seen)
+    _guard(log, check_weights, _trainable(tr), torch)
     return _save(pipe, acc, tr, peft, tu, s, out, {"steps": step, "losses": losses, "resumed_from": resumed,
-                                                   "n_pairs": len(pairs), "device": str(acc.device), **m}, log)
+                                                   "n_pairs": len(pairs), "device": str(acc.device),
+                                                   "checkpoint_notes": notes, **m}, log)
 
 
 def _accelerator(s: EditorTrainSettings, out: Path, torch, accelerate):
@@ -243,14 +286,6 @@ def _add_lora(tr, s: EditorTrainSettings, torch, peft, tu) -> list:
         tr.enable_gradient_checkpointing()
     tu.cast_training_params([tr], dtype=torch.float32)
     return [p for p in tr.parameters() if p.requires_grad]
-
-
-def _latest_checkpoint(ckpts: Path) -> tuple[str | None, int]:
-    """The newest ``checkpoint-<step>`` folder under ``ckpts`` and its step, or ``(None, 0)``."""
-    if not ckpts.is_dir():
-        return None, 0
-    found = sorted((d for d in ckpts.iterdir() if d.name.startswith("checkpoint-")), key=lambda d: int(d.name[11:]))
-    return (str(found[-1]), int(found[-1].name[11:])) if found else (None, 0)
 
 
 def flow_matching_loss(pipe, transformer, batch: list[dict[str, Any]], s: EditorTrainSettings, noise_sched, device,

@@ -1,11 +1,15 @@
-"""Training settings of the shared layer (pydantic; every field documented, validated before training)."""
+"""Training settings of the shared layer (pydantic; every field documented, validated before training).
+
+Every number must be finite (no ``inf`` / ``nan``: issue 30.3, ``--set learning_rate=inf`` trained an
+adapter of NaNs) and in range: ``learning_rate`` in (0, 1], ``max_steps`` -1 (= use epochs) or >= 1,
+``epochs`` > 0; a bad value is a ConfigError naming the key, raised before any model loads."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from lensbench.core.errors import ConfigError
 
@@ -19,6 +23,12 @@ LLM_LORA_TARGETS = r".*language_model.*\.(q_proj|k_proj|v_proj|o_proj|gate_proj|
 #: ``QwenImageTransformer2DModel``.
 QWEN_IMAGE_LORA_TARGETS = ["to_q", "to_k", "to_v", "add_q_proj", "add_k_proj", "add_v_proj", "to_out.0", "to_add_out",
                            "img_mlp.net.2", "img_mod.1", "txt_mlp.net.2", "txt_mod.1"]
+
+
+def _steps(v: int) -> int:
+    if v != -1 and v < 1:
+        raise ValueError("must be -1 (train for `epochs`) or a positive number of steps")
+    return v
 
 
 class VLMTrainSettings(BaseModel):
@@ -36,14 +46,14 @@ class VLMTrainSettings(BaseModel):
     cpu / cuda.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     model: str
     out: Path
     epochs: float = Field(default=3.0, gt=0)
     batch_size: int = Field(default=8, ge=1)
     grad_accum: int = Field(default=1, ge=1)
-    learning_rate: float = Field(default=1e-4, gt=0)
+    learning_rate: float = Field(default=1e-4, gt=0, le=1)
     warmup_ratio: float = Field(default=0.03, ge=0, le=1)
     max_steps: int = Field(default=-1)
     lora: bool = True
@@ -63,6 +73,11 @@ class VLMTrainSettings(BaseModel):
     dataloader_workers: int = Field(default=0, ge=0)
     device: Literal["auto", "cpu", "cuda"] = "auto"
 
+    @field_validator("max_steps")
+    @classmethod
+    def _max_steps(cls, v: int) -> int:
+        return _steps(v)
+
 
 class EditorTrainSettings(BaseModel):
     """Flow-matching LoRA of an image editor (:func:`lensbench.tools.training.editor_lora.train_editor_lora`).
@@ -77,7 +92,7 @@ class EditorTrainSettings(BaseModel):
     ``out/checkpoints``), ``resume``; ``gradient_checkpointing``; ``max_grad_norm``.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     model: str
     out: Path
@@ -87,7 +102,7 @@ class EditorTrainSettings(BaseModel):
     epochs: float = Field(default=2.0, gt=0)
     batch_size: int = Field(default=8, ge=1)
     grad_accum: int = Field(default=1, ge=1)
-    learning_rate: float = Field(default=1e-4, gt=0)
+    learning_rate: float = Field(default=1e-4, gt=0, le=1)
     resolution: int = Field(default=1024, ge=32, multiple_of=32)
     max_steps: int = Field(default=-1)
     weighting_scheme: Literal["none", "sigma_sqrt", "logit_normal", "mode", "cosmap"] = "none"
@@ -101,6 +116,11 @@ class EditorTrainSettings(BaseModel):
     gradient_checkpointing: bool = False
     max_grad_norm: float = Field(default=1.0, gt=0)
     device: Literal["auto", "cpu", "cuda"] = "auto"
+
+    @field_validator("max_steps")
+    @classmethod
+    def _max_steps(cls, v: int) -> int:
+        return _steps(v)
 
 
 def settings_from_cli(cls: type[BaseModel], sets: list[str] | None = None, **fixed: Any) -> BaseModel:

@@ -25,7 +25,8 @@ from lensbench.core.errors import DataError
 from lensbench.core.extras import require
 from lensbench.core.jsonl import dumps_line, iter_jsonl
 
-__all__ = ["make_example", "write_examples", "read_examples", "to_dataset", "prompt_parts", "answer_text"]
+__all__ = ["make_example", "write_examples", "read_examples", "image_problem", "to_dataset", "prompt_parts",
+           "answer_text"]
 
 
 def make_example(ex_id: str, parts: Sequence[str | Path], answer: str, *, system: str | None = None,
@@ -65,7 +66,31 @@ def write_examples(path: str | Path, examples: Iterable[dict[str, Any]]) -> int:
     return n
 
 
-def _check(p: Path, ln: int, ex: Any) -> dict[str, Any]:
+def _text_ok(content: Any) -> bool:
+    """A message's content is a string, or a list of blocks whose text blocks hold a string."""
+    if isinstance(content, str):
+        return True
+    return isinstance(content, list) and all(
+        isinstance(b, dict) and (b.get("type", "text") != "text" or isinstance(b.get("text"), str)) for b in content)
+
+
+def image_problem(f: Path, seen: dict[Path, str | None] | None = None) -> str | None:
+    """None when ``f`` opens as a non-empty image (its header read by Pillow), else why not (a short
+    phrase); ``seen`` caches the answers per path."""
+    seen = {} if seen is None else seen
+    if f not in seen:
+        from PIL import Image, UnidentifiedImageError
+
+        try:
+            with Image.open(f) as im:
+                w, h = im.size
+            seen[f] = None if w > 0 and h > 0 else f"empty image ({w} x {h} px)"
+        except (UnidentifiedImageError, OSError, ValueError) as exc:
+            seen[f] = f"not an image Pillow can read ({type(exc).__name__})"
+    return seen[f]
+
+
+def _check(p: Path, ln: int, ex: Any, seen: dict[Path, str | None] | None = None) -> dict[str, Any]:
     where = f"line {ln}"
     if not isinstance(ex, dict):
         raise DataError(p, f"{where}: not a JSON object")
@@ -73,8 +98,13 @@ def _check(p: Path, ln: int, ex: Any) -> dict[str, Any]:
         msgs = ex.get(key)
         if not isinstance(msgs, list) or not msgs or not all(isinstance(m, dict) and "role" in m for m in msgs):
             raise DataError(p, f"{where}: must be a non-empty list of messages with a 'role'", field=key)
+        if not all(_text_ok(m.get("content")) for m in msgs):
+            raise DataError(p, f"{where}: every message needs content (a string, or blocks whose text is a string); "
+                               "found null or missing text", field=key)
     if [m["role"] for m in ex["completion"]] != ["assistant"]:
         raise DataError(p, f"{where}: must be exactly one assistant message", field="completion")
+    if not answer_text(ex).strip():
+        raise DataError(p, f"{where}: the assistant's answer is empty (nothing to learn)", field="completion")
     if any(m["role"] not in ("system", "user", "assistant") for m in ex["prompt"]) or ex["prompt"][-1]["role"] != "user":
         raise DataError(p, f"{where}: roles must be system/user/assistant and end with a user turn", field="prompt")
     images = ex.get("images", [])
@@ -90,6 +120,9 @@ def _check(p: Path, ln: int, ex: Any) -> dict[str, Any]:
         f = Path(im) if Path(im).is_absolute() else p.parent / im
         if not f.is_file():
             raise DataError(p, f"{where}: image file not found: {f}", field="images")
+        bad = image_problem(f.resolve(), seen)
+        if bad:
+            raise DataError(p, f"{where}: {f}: {bad}", field="images")
         resolved.append(str(f.resolve()))
     return {**ex, "id": str(ex.get("id", ln)), "images": resolved, "meta": ex.get("meta") or {}}
 
@@ -97,12 +130,26 @@ def _check(p: Path, ln: int, ex: Any) -> dict[str, Any]:
 def read_examples(path: str | Path) -> list[dict[str, Any]]:
     """The examples of an SFT file, image paths made absolute. Every line is checked before
     anything is trained (roles, one assistant completion, one path per image entry, the image
-    files exist). Raises DataError naming the file, the line and the field."""
+    files exist and open as non-empty images, every message has text). Raises DataError naming the file,
+    the line and the field (a file that is not UTF-8: the first line that is not)."""
     p = Path(path)
-    out = [_check(p, ln, ex) for ln, ex in iter_jsonl(p, "SFT example file")]
+    seen: dict[Path, str | None] = {}
+    try:
+        out = [_check(p, ln, ex, seen) for ln, ex in iter_jsonl(p, "SFT example file")]
+    except UnicodeDecodeError:
+        raise DataError(p, f"line {_first_non_utf8(p)}: not UTF-8 text") from None
     if not out:
         raise DataError(p, "no examples")
     return out
+
+
+def _first_non_utf8(p: Path) -> int:
+    for ln, raw in enumerate(p.read_bytes().split(b"\n"), 1):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return ln
+    return 0
 
 
 def _content(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:

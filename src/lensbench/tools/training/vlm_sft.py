@@ -10,13 +10,20 @@ model with ``AutoModelForImageTextToText`` and its ``AutoProcessor``, and trains
   (``completion_only_loss``);
 * ``transformers.set_seed(seed)`` before the model and the LoRA are made, ``seed`` / ``data_seed``
   in the trainer: the same data and settings give the same run;
-* checkpoints every ``save_steps`` under ``out/checkpoints``; a re-run resumes from the last one
-  (``resume``); a finished run with the same data and settings is not trained again;
+* checkpoints every ``save_steps`` under ``out/checkpoints``, each written to ``tmp-checkpoint-N`` and
+  renamed when complete (:mod:`.checkpoints`); a re-run resumes from the last complete one
+  (``resume``; an incomplete one is ignored and reported); a finished run with the same data and
+  settings is not trained again;
+* guards (:mod:`.guards`): the data file and the LoRA targets are checked before any weights load; a
+  NaN / infinite loss stops the run before its optimiser step, and non-finite weights are never
+  saved (neither as a checkpoint nor as final);
 * progress: the trainer's progress bar and one JSON line per logging step in ``out/train_log.jsonl``.
 
 Outputs (``out/``): ``adapter/`` (the LoRA, peft format; absent for full FT), ``model/`` (the
 merged weights + processor + ``lensbench_train.json``, which ``hf:out/model`` evaluates and whose
-content makes the folder's identity differ from the base model's), ``train_summary.json``.
+content makes the folder's identity differ from the base model's; its ``eval_options`` record the box
+convention the answers were written in, which ``hf:`` reads so that a hand-run evaluation scores the
+boxes as trained), ``train_summary.json``.
 """
 
 from __future__ import annotations
@@ -24,12 +31,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
-from lensbench.core.errors import ConfigError
+from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.core.extras import require
 from lensbench.core.jsonl import dumps_line
+from lensbench.tools.training.checkpoints import HF_MARKER, latest_complete
+from lensbench.tools.training.guards import check_lora_targets, check_weights, safe_sft_trainer, vlm_modules
 from lensbench.tools.training.measure import Meter
 from lensbench.tools.training.sft_data import read_examples, to_dataset
 from lensbench.tools.training.settings import VLMTrainSettings
@@ -86,6 +96,17 @@ def load_vlm(source: str, dtype=None):
     return model, processor
 
 
+def _eval_options(examples: list[dict[str, Any]]) -> dict[str, Any]:
+    """The evaluation options the data fixes: ``bbox_format`` when every example records the same one in
+    its ``meta`` (the answers' box convention; ``hf:`` reads it back from ``lensbench_train.json``)."""
+    fmts = {(e.get("meta") or {}).get("bbox_format") for e in examples}
+    return {"bbox_format": fmts.pop()} if len(fmts) == 1 and None not in fmts else {}
+
+
+def _stderr(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
 def _log_callback(tf, log: JsonlLog):
     class _Cb(tf.TrainerCallback):
         def on_log(self, args, state, control, logs=None, **kw):
@@ -136,20 +157,24 @@ def build_trainer(examples: list[dict[str, Any]], s: VLMTrainSettings, log: Json
         use_cpu=device == "cpu", report_to=[], max_length=s.max_length, completion_only_loss=True,
         gradient_checkpointing=s.gradient_checkpointing, dataloader_num_workers=s.dataloader_workers,
         remove_unused_columns=False)
-    trainer = trl.SFTTrainer(model=model, args=args, train_dataset=to_dataset(examples), processing_class=processor,
+    trainer = safe_sft_trainer(trl, torch)(model=model, args=args, train_dataset=to_dataset(examples), processing_class=processor,
                              peft_config=peft_config, callbacks=[_log_callback(tf, log)] if log else None)
     return trainer, processor, device, dtype
 
 
-def train_vlm(train_file: str | Path, settings: VLMTrainSettings) -> dict[str, Any]:
+def train_vlm(train_file: str | Path, settings: VLMTrainSettings, note=None) -> dict[str, Any]:
     """Train on ``train_file`` as ``settings`` say (module docstring); returns the summary written to
     ``out/train_summary.json``: ``model_dir`` (for ``hf:``), ``adapter_dir``, ``steps``, ``losses``
     (logged training losses in order), ``train_runtime_s``, ``samples_per_s``, ``peak_rss_mb``,
     ``peak_gpu_mb``, ``resumed_from``, ``fingerprint`` (data SHA-256 + settings); ``skipped`` when
-    a finished run with the same data and settings was found (nothing trained).
+    a finished run with the same data and settings was found (nothing trained); ``checkpoint_notes``:
+    incomplete checkpoints ignored by the resume (also passed to ``note``, a ``str -> None``
+    callable; None = print to stderr).
 
-    Raises DataError for a bad example file (before loading anything), ConfigError for a model
-    that cannot be loaded or a missing ``lensbench[train]``.
+    Raises DataError for a bad example file, ConfigError for LoRA targets matching no module (both
+    before any weights load) or a model that cannot be loaded or a missing ``lensbench[train]``,
+    :class:`~lensbench.tools.training.guards.TrainingDiverged` for a NaN / infinite loss or weights
+    (nothing saved as final).
     """
     s = settings
     train_file = Path(train_file)
@@ -159,15 +184,26 @@ def train_vlm(train_file: str | Path, settings: VLMTrainSettings) -> dict[str, A
     done = _finished(out, fingerprint)
     if done is not None:
         return {**done, "skipped": "already trained with this data and these settings"}
-    tf = require("transformers", "train", "training an image-text model")
+    if s.lora:
+        check_lora_targets(vlm_modules(s.model), s.lora_targets, s.model)
+    torch = require("torch", "train", "training an image-text model")
     log = JsonlLog(out / "train_log.jsonl")
+    resume = latest_complete(out / "checkpoints", HF_MARKER)
+    notes = resume.report()
+    for n in notes:
+        log.write({"event": "checkpoint", "note": n})
+        (note or _stderr)(n)
     trainer, processor, device, dtype = build_trainer(examples, s, log)
-    ckpt_dir = out / "checkpoints"
-    last = tf.trainer_utils.get_last_checkpoint(str(ckpt_dir)) if s.resume and ckpt_dir.is_dir() else None
+    last = str(resume.path) if s.resume and resume.path else None
     meter = Meter().start()
-    result = trainer.train(resume_from_checkpoint=last)
+    try:
+        result = trainer.train(resume_from_checkpoint=last)
+        check_weights(((n, p) for n, p in trainer.model.named_parameters() if p.requires_grad), torch)
+    except LensbenchError as exc:
+        log.write({"event": "stopped", "error": str(exc)})
+        raise
     steps = trainer.state.global_step
-    start = int(Path(last).name.rsplit("-", 1)[1]) if last else 0
+    start = resume.step if last else 0
     m = meter.stop(samples=int((steps - start) * s.batch_size * s.grad_accum))  # this process's samples
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     summary: dict[str, Any] = {
@@ -175,7 +211,8 @@ def train_vlm(train_file: str | Path, settings: VLMTrainSettings) -> dict[str, A
         "losses": losses, "train_runtime_s": result.metrics.get("train_runtime"),
         "samples_per_s": result.metrics.get("train_samples_per_second"), **m, "resumed_from": last,
         "device": device, "dtype": str(dtype).replace("torch.", ""), "fingerprint": fingerprint,
-        "adapter_dir": str(out / "adapter") if s.lora else None, "model_dir": str(out / "model")}
+        "adapter_dir": str(out / "adapter") if s.lora else None, "model_dir": str(out / "model"),
+        "checkpoint_notes": notes, "eval_options": _eval_options(examples)}
     final = trainer.model
     if s.lora:
         final.save_pretrained(out / "adapter")

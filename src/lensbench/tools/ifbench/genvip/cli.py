@@ -30,12 +30,15 @@ def translate_cmd(
     seed: Annotated[int, typer.Option("--seed", help="seed (diffusers; paper: 123)")] = 123,
     size: Annotated[int, typer.Option("--size", help="editing resolution, square (paper: 1024)")] = 1024,
     limit: Annotated[Optional[int], typer.Option("--limit", help="translate only the first N images")] = None,
+    dtype: Annotated[str, typer.Option("--dtype", help="diffusers: auto (bfloat16 on a GPU, float32 on a CPU) | "
+                                       "bfloat16 | float16 | float32")] = "auto",
 ) -> None:
     """Translate every image of --images into --out with an editor (resumable; failures listed)."""
     from lensbench.tools.ifbench.genvip.editors import make_editor, translate_folder
 
     try:
-        ed = make_editor(editor, base_url=base_url, api_key_env=api_key_env, lora=lora, steps=steps, seed=seed, size=size)
+        ed = make_editor(editor, base_url=base_url, api_key_env=api_key_env, lora=lora, steps=steps, seed=seed, size=size,
+                         dtype=dtype)
         rep = translate_folder(images, out, ed, limit=limit)
     except ConfigError as exc:
         fail(str(exc))

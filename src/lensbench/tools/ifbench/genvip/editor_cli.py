@@ -4,6 +4,7 @@ pairs -> LoRA -> ``genvip translate --lora`` -> IF-Bench ``--input if+rgb+text``
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -60,10 +61,10 @@ def train_cmd(out: Annotated[Path, typer.Option("--out", help="training folder (
 
     try:
         s = train_editor_lora(_pairs(manifest, metadata, base), settings_from_cli(EditorTrainSettings, sets, model=model,
-                                                                                 out=out))
+                                                                                 out=out), progress=True)
     except LensbenchError as exc:
         fail(str(exc))
-    typer.echo(json.dumps({k: s.get(k) for k in ("lora_dir", "steps", "losses", "samples_per_s")}))
+    typer.echo(json.dumps({k: s.get(k) for k in ("lora_dir", "steps", "losses", "samples_per_s", "resumed_from")}))
 
 
 @editor_app.command("lora")
@@ -97,12 +98,16 @@ def loop_cmd(lora: Annotated[Path, typer.Option("--lora", help="the trained LoRA
              = "Qwen/Qwen-Image-Edit-2509",
              steps: Annotated[int, typer.Option("--steps", help="inference steps (App. C: 40)")] = 40,
              size: Annotated[int, typer.Option("--size", help="editing resolution (App. C: 1024)")] = 1024,
+             editor_dtype: Annotated[str, typer.Option("--editor-dtype", help="auto (bfloat16 on a GPU, float32 on a "
+                                                       "CPU: bfloat16 is ~16x slower there) | bfloat16 | float16 | "
+                                                       "float32")] = "auto",
              limit: Annotated[Optional[int], typer.Option("--limit", help="first N questions")] = None,
              max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", help="max new tokens per reply")] = None,
              judge_model: Annotated[Optional[str], typer.Option("--judge-model", help="answer parser (hybrid judgment)")]
              = None) -> None:
     """Translate IF-Bench's infrared images with the LoRA editor, run IF-Bench with GenViP (IF + RGB +
-    Text) and vanilla (IF), and print Tab. 5 with the paper's rows."""
+    Text) and vanilla (IF), and print Tab. 5 with the paper's rows. Progress (each translated image,
+    each run's bar) goes to stderr."""
     from lensbench.api import run
     from lensbench.benchmarks.ifbench.data import load_questions
     from lensbench.tools.ifbench.genvip.editor_table import render_editor_table
@@ -116,12 +121,19 @@ def loop_cmd(lora: Annotated[Path, typer.Option("--lora", help="the trained LoRA
         for f in sorted({Path(q.if_path) for q in qs if q.if_path}):  # only the images the questions use
             if not (src / f.name).exists():
                 (src / f.name).symlink_to(f.resolve())
-        ed = make_editor(f"diffusers:{editor_model}", lora=str(lora), steps=steps, size=size)
-        rep = translate_folder(src, out / "translated", ed)
+        typer.echo(f"loading the editor {editor_model} (dtype {editor_dtype})", err=True)
+        ed = make_editor(f"diffusers:{editor_model}", lora=str(lora), steps=steps, size=size, dtype=editor_dtype)
+        t0 = time.monotonic()
+
+        def tick(i: int, n: int) -> None:
+            typer.echo(f"translate: {i}/{n} images ({time.monotonic() - t0:.0f} s)", err=True)
+
+        rep = translate_folder(src, out / "translated", ed, on_progress=tick)
         if rep["failed"]:
             raise ConfigError(f"{len(rep['failed'])} translation(s) failed, first: {rep['failed'][0]}")
-        results = [run("if-bench", model=model, out=out / "vanilla", data_dir=data, input="if", **ev),
-                   run("if-bench", model=model, out=out / "genvip", data_dir=data, input="if+rgb+text",
+        typer.echo("IF-Bench, vanilla (IF) then GenViP (IF+RGB+Text)", err=True)
+        results = [run("if-bench", model=model, out=out / "vanilla", data_dir=data, input="if", progress=True, **ev),
+                   run("if-bench", model=model, out=out / "genvip", data_dir=data, input="if+rgb+text", progress=True,
                        translated_dir=str(out / "translated"), skip_missing=bool(limit), **ev)]
     except LensbenchError as exc:
         fail(str(exc))

@@ -22,6 +22,7 @@ from lensbench.backends.images.editors import EDIT_PROMPT
 from lensbench.core.errors import DataError
 from lensbench.core.jsonl import iter_jsonl, parse_jsonl
 from lensbench.tools.training.editor_lora import EditPair
+from lensbench.tools.training.sft_data import image_problem
 
 __all__ = ["pairs_from_manifest", "read_diffsynth_metadata", "write_diffsynth_metadata"]
 
@@ -34,12 +35,16 @@ def _file(p: Path, where: str, field: str, value: Any, base: Path, check: bool) 
         f = base / value
     if check and not f.is_file():
         raise DataError(p, f"{where}: file not found: {f}", field=field)
+    bad = image_problem(f) if check else None
+    if bad:
+        raise DataError(p, f"{where}: {f}: {bad}", field=field)
     return f
 
 
 def pairs_from_manifest(manifest: str | Path, *, prompt: str = EDIT_PROMPT, check_files: bool = True) -> list[EditPair]:
     """The kept pairs of a ``genvip curate`` manifest (a folder holding ``manifest.jsonl`` or the
-    file). Raises DataError naming the file, line and field; and when no pair is kept."""
+    file). Raises DataError naming the file, line and field (a missing file, or one that is not a non-empty image); and when no pair is
+    kept."""
     p = Path(manifest)
     if p.is_dir():
         p = p / "manifest.jsonl"
