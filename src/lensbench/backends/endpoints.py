@@ -15,7 +15,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["EndpointPool", "EndpointStats"]
+from lensbench.core.errors import TransportError
+
+__all__ = ["EndpointPool", "EndpointStats", "connect_failure"]
 
 
 @dataclass
@@ -89,3 +91,18 @@ class EndpointPool:
         return {"policy": "least_outstanding",
                 "endpoints": [{"url": s.url, "served": s.served, "failed": s.failed, "set_aside": s.set_aside}
                               for s in self.stats]}
+
+
+def connect_failure(shown: str, exc: BaseException) -> TransportError:
+    """The TransportError (kind ``"refused"``: nothing answered, retried, then the run stops) for a connection
+    that could not be made to ``shown``, saying which: an unknown host (DNS), a refused connection, or another
+    failure to connect (unreachable network, reset). Used by both HTTP clients."""
+    import socket
+
+    if isinstance(exc, socket.gaierror):
+        what = f"unknown host: cannot resolve the host of {shown} ({exc.strerror or exc})"
+    elif isinstance(exc, ConnectionRefusedError):
+        what = f"connection refused at {shown}: {exc}"
+    else:
+        what = f"cannot connect to {shown}: {exc}"
+    return TransportError(what, kind="refused", url=shown)

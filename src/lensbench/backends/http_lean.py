@@ -32,9 +32,10 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from lensbench.backends.http_body import write_plan
+from lensbench.backends.endpoints import connect_failure
 from lensbench.core.errors import TransportError
 
-__all__ = ["connect_failure", "LeanClient", "basic_auth", "HEAD_LIMIT"]
+__all__ = ["LeanClient", "basic_auth", "HEAD_LIMIT"]
 
 #: largest status line + headers (bytes) accepted; a longer head is malformed.
 HEAD_LIMIT = 64 << 10
@@ -384,18 +385,3 @@ class LeanClient:
             c.close()
         self._busy.clear()
         await asyncio.sleep(0)  # let the transports run connection_lost
-
-
-def connect_failure(shown: str, exc: BaseException) -> TransportError:
-    """The TransportError (kind ``"refused"``: nothing answered, retried, then the run stops) for a connection
-    that could not be made to ``shown``, saying which: an unknown host (DNS), a refused connection, or another
-    failure to connect (unreachable network, reset). Used by both HTTP clients."""
-    import socket
-
-    if isinstance(exc, socket.gaierror):
-        what = f"unknown host: cannot resolve the host of {shown} ({exc.strerror or exc})"
-    elif isinstance(exc, ConnectionRefusedError):
-        what = f"connection refused at {shown}: {exc}"
-    else:
-        what = f"cannot connect to {shown}: {exc}"
-    return TransportError(what, kind="refused", url=shown)

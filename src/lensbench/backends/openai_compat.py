@@ -34,8 +34,8 @@ from lensbench.core.urls import check_url, redact_url, split_credentials
 from lensbench.media.transport import MediaPrep
 from lensbench.core.types import Completion, ImagePart, Request, TextPart
 from lensbench.backends.base import Backend, BackendConfig, request_timeout
-from lensbench.backends.endpoints import EndpointPool
-from lensbench.backends.http_lean import LeanClient, basic_auth, connect_failure
+from lensbench.backends.endpoints import EndpointPool, connect_failure
+from lensbench.backends.http_lean import LeanClient, basic_auth
 
 __all__ = ["OpenAIChatBackend", "parse_retry_after", "parse_chat_reply", "is_empty_answer"]
 
