@@ -36,10 +36,26 @@ from typing import Any, Literal
 import numpy as np
 
 __all__ = ["UnitTable", "Interval", "Design", "bootstrap_ci", "bootstrap_stats", "bootstrap_all", "DEFAULT_RESAMPLES", "METHOD",
-           "pooled_stat", "cluster_counts", "category_clusters", "percentile_interval", "plural"]
+           "pooled_stat", "cluster_counts", "category_clusters", "percentile_interval", "plural", "MIN_CLUSTERS",
+           "too_few_clusters", "too_few_text"]
 
 #: resamples of every CI, p-value and paired CI unless the user asks for another count
 DEFAULT_RESAMPLES = 2000
+#: fewest clusters a CI or p-value needs to be printed (SPEC General rules: "below 10 clusters print 'too few
+#: clusters (n)' instead"); the one place every CI and paired p of the reports, the viewer and reproduce reads it
+MIN_CLUSTERS = 10
+
+
+def too_few_clusters(n: int | None) -> bool:
+    """Whether ``n`` clusters (None = none) are too few for a CI or p-value (``n < MIN_CLUSTERS``)."""
+    return n is None or n < MIN_CLUSTERS
+
+
+def too_few_text(n: int | None) -> str:
+    """What text and HTML print instead of a CI or p from ``n`` clusters: ``"too few clusters (n)"``."""
+    return f"too few clusters ({n or 0})"
+
+
 #: the interval method, in words (recorded beside every CI)
 METHOD = "percentile bootstrap"
 

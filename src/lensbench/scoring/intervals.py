@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, Design, Interval, UnitTable, bootstrap_all
+from lensbench.scoring.bootstrap import (DEFAULT_RESAMPLES, MIN_CLUSTERS, Design, Interval, UnitTable, bootstrap_all,
+                                         too_few_clusters, too_few_text)
 
-__all__ = ["design_for", "interval_block", "intervals_from_block", "tables_block"]
+__all__ = ["design_for", "interval_block", "intervals_from_block", "tables_block", "MIN_CLUSTERS", "too_few_clusters",
+           "too_few_text"]
 
 
 def design_for(cluster: str, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95) -> Design:
