@@ -22,7 +22,7 @@ import numpy as np
 __all__ = ["percentile_interval", "bca_interval", "acceleration", "bias_z0"]
 
 _N = NormalDist()
-_EPS = float(np.finfo(float).eps) * 100
+_TIE = 1e-9
 
 
 def percentile_interval(stats: np.ndarray, level: float) -> tuple[float, float]:
@@ -35,11 +35,12 @@ def percentile_interval(stats: np.ndarray, level: float) -> tuple[float, float]:
 
 def bias_z0(stats: np.ndarray, estimate: float) -> float:
     """The bias correction ``z0 = Phi^-1(share of resamples below the estimate)``, ties counted half (scipy's
-    rule); a resample within a relative ``100 * machine epsilon`` of the estimate is a tie (counts make many
-    resamples equal the estimate up to rounding: scipy counts those by their last bit). The share is kept
-    within ``[1/(2B), 1 - 1/(2B)]`` so that a skewed but finite bootstrap never gives an infinite ``z0``."""
+    rule). A resample within ``1e-9`` of the estimate, relative to the largest ``|value|``, is a tie: counts
+    make many resamples equal the estimate up to rounding (a difference of two runs near 0 most of all), and
+    scipy counts those by their last bit. The share is kept within ``[1/(2B), 1 - 1/(2B)]`` so that a skewed
+    but finite bootstrap never gives an infinite ``z0``."""
     b = len(stats)
-    tol = _EPS * abs(estimate)
+    tol = _TIE * max(abs(estimate), float(np.max(np.abs(stats))))
     share = (np.count_nonzero(stats < estimate - tol) + np.count_nonzero(stats <= estimate + tol)) / (2.0 * b)
     share = min(max(share, 0.5 / b), 1.0 - 0.5 / b)
     return _N.inv_cdf(share)

@@ -82,7 +82,8 @@ class Design:
     """How every interval of a report was drawn: recorded beside each CI (SPEC General rules).
 
     ``cluster``: what one resampled cluster is (``"scene"``); ``n_resamples`` >= 1; ``seed``; ``level``
-    in (0, 1); ``method``: :data:`METHOD`.
+    in (0, 1); ``method``: the words of :data:`METHODS` (default :data:`METHOD`); ``min_clusters``: no CI
+    below it (:data:`MIN_CLUSTERS`).
     """
 
     cluster: str = "unit"
@@ -90,16 +91,17 @@ class Design:
     seed: int = 0
     level: float = 0.95
     method: str = METHOD
+    min_clusters: int = MIN_CLUSTERS
 
     def describe(self) -> str:
-        """One sentence, e.g. ``95% CI: percentile bootstrap over scenes (clusters resampled), 2000 resamples, seed 0``."""
+        """One sentence, e.g. ``95% CI: BCa bootstrap over scenes (clusters resampled), 2000 resamples, seed 0``."""
         return (f"{round(100 * self.level)}% CI: {self.method} over {plural(self.cluster)} (clusters resampled), "
                 f"{self.n_resamples} resamples, seed {self.seed}")
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-able dict (``cluster``, ``method``, ``n_resamples``, ``seed``, ``level``)."""
+        """JSON-able dict (``cluster``, ``method``, ``n_resamples``, ``seed``, ``level``, ``min_clusters``)."""
         return {"cluster": self.cluster, "method": self.method, "n_resamples": self.n_resamples, "seed": self.seed,
-                "level": self.level}
+                "level": self.level, "min_clusters": self.min_clusters}
 
 
 def plural(noun: str) -> str:
