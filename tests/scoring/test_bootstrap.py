@@ -244,3 +244,22 @@ def test_paired_permutation_p_value_exact_enumeration():
         hits += abs(x.mean() - y.mean()) * 100 >= abs(obs) - 1e-9
     assert r.p_value == pytest.approx(hits / len(flips))
     assert r.low <= r.diff <= r.high
+
+
+def test_bca_edge_cases():
+    """BCa (scoring/bca.py): a constant bootstrap gives the point; ties with the estimate count half, also when
+    rounding moved the estimate by an ulp; a bootstrap entirely on one side keeps a finite bias; with no bias
+    and no acceleration BCa is the percentile interval."""
+    from lensbench.scoring.bca import acceleration, bca_interval, bias_z0, percentile_interval
+
+    assert bca_interval(np.full(100, 5.0), 5.0, np.full(10, 5.0), 0.95) == (5.0, 5.0)
+    stats = np.array([1.0, 2.0, 2.0, 3.0])
+    assert bias_z0(stats, 2.0) == 0.0 and bias_z0(stats, 2.0 + 4e-16) == 0.0  # (1 + 3) / 8 = 1/2
+    assert bias_z0(stats, 2.5) == pytest.approx(0.6744897501960817)   # Phi^-1(3/4)
+    assert np.isfinite(bias_z0(stats, 0.5)) and bias_z0(stats, 0.5) < -1  # share 0, kept at 1/(2B)
+    assert acceleration(np.array([1.0, 1.0, 1.0])) == 0.0
+    jack = np.array([0.0, 1.0, 5.0])  # skewed: mean 2, deviations 2, 1, -3 -> a = (8 + 1 - 27) / (6 * 14 ** 1.5)
+    assert acceleration(jack) == pytest.approx(-18 / (6 * 14 ** 1.5))
+    sym = np.random.default_rng(0).normal(size=4001)
+    sym = np.concatenate([sym, -sym])  # symmetric around 0: z0 = 0
+    assert bca_interval(sym, 0.0, np.array([-1.0, 0.0, 1.0]), 0.9) == pytest.approx(percentile_interval(sym, 0.9))
