@@ -16,10 +16,11 @@ which the cluster bootstrap sums to the same cluster sums) and three 95% interva
 ``--resamples`` resamples: ``percentile`` and ``bca`` (:func:`lensbench.scoring.bootstrap.bootstrap_ci`,
 the library's code) and ``t`` (bootstrap-t, written here: each resample's standard error by
 linearisation of the mean-of-ratios over clusters). Prints, per metric and method, the coverage (%, with
-its Monte-Carlo standard error), the mean width, and how often the truth fell below / above, then the
-method closest to 95%.
+its Monte-Carlo standard error), the mean width, how often the truth fell below / above and how often a
+bound was infinite (bootstrap-t, when a resample has no spread: a skill at 0% or 100%), then the method
+closest to 95%. ``--per-skill``: the same for each skill's own CI (the per-skill rows of the report).
 
-    python benchmarks/ci_coverage.py [--replicates 2000] [--resamples 2000] [--seed 20261128]
+    python benchmarks/ci_coverage.py [--replicates 2000] [--resamples 2000] [--seed 20261128] [--per-skill]
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ def real_shape(data: Path = DATA) -> Shape:
 
 
 def truth(shape: Shape, scene_sd: float, unit_sd: float, question_sd: float) -> dict[str, float]:
-    """The estimands (percent): QAcc and SAcc Overall, the mean over skills of each skill's expected value."""
+    """The estimands (percent): QAcc and SAcc Overall, the mean over skills of each skill's expected value;
+    ``"QAcc/skill<j>"``, ``"SAcc/skill<j>"``: each skill's own."""
     gx, gw = np.polynomial.hermite_e.hermegauss(60)
     gw = gw / gw.sum()
     x = gx * np.hypot(scene_sd, unit_sd)  # scene + unit effect, one normal
@@ -76,7 +78,10 @@ def truth(shape: Shape, scene_sd: float, unit_sd: float, question_sd: float) -> 
         q_acc.append(float(g @ gw))
         sizes = shape.n_q[:, c][shape.n_q[:, c] > 0]
         s_acc.append(float(np.mean([(g ** n) @ gw for n in sizes])))
-    return {"QAcc": 100 * float(np.mean(q_acc)), "SAcc": 100 * float(np.mean(s_acc))}
+    out = {"QAcc": 100 * float(np.mean(q_acc)), "SAcc": 100 * float(np.mean(s_acc))}
+    for j, (q, s_) in enumerate(zip(q_acc, s_acc)):
+        out[f"QAcc/skill{j}"], out[f"SAcc/skill{j}"] = 100 * q, 100 * s_
+    return out
 
 
 def simulate(shape: Shape, rng: np.random.Generator, scene_sd: float, unit_sd: float,
@@ -92,15 +97,19 @@ def simulate(shape: Shape, rng: np.random.Generator, scene_sd: float, unit_sd: f
     sn[:] = (right.sum(-1) == shape.n_q) & (shape.n_q > 0)
     cols = [f"skill{j}" for j in range(c)]
     scenes = [f"scene{i}" for i in range(s)]
-    mk = lambda m, n, d: UnitTable(m, scenes, cols, n, d, np.zeros(c, int), scenes, "scene", "macro",
-                                   {"Overall": list(range(c))})
+    cats = {"Overall": list(range(c)), **{col: [j] for j, col in enumerate(cols)}}
+    mk = lambda m, n, d: UnitTable(m, scenes, cols, n, d, np.zeros(c, int), scenes, "scene", "macro", cats)
     return {"QAcc": mk("QAcc", qn, shape.n_q.astype(float)), "SAcc": mk("SAcc", sn, (shape.n_q > 0).astype(float))}
 
 
-def bootstrap_t(table: UnitTable, n_resamples: int, seed: int, level: float = 0.95) -> tuple[float, float]:
-    """Bootstrap-t interval (percent) of a one-group macro table's headline: t* = (theta* - theta) / se*, se by
-    linearisation over clusters (``sum_k w_k l_k^2`` with ``l_k = mean_c (N_kc - r_c D_kc) / D_c``, K/(K-1))."""
+def bootstrap_t(table: UnitTable, n_resamples: int, seed: int, level: float = 0.95,
+                category: str = "Overall") -> tuple[float, float]:
+    """Bootstrap-t interval (percent) of a one-group macro table's category: t* = (theta* - theta) / se*, se by
+    linearisation over clusters (``sum_k w_k l_k^2`` with ``l_k = mean_c (N_kc - r_c D_kc) / D_c``, K/(K-1)).
+    A resample with se* = 0 away from theta gives t* = +-inf, and then an infinite bound."""
     _ids, n, d = table.cluster_sums()
+    cols = table.categories[category]
+    n, d = n[:, cols], d[:, cols]
     k, c = n.shape
 
     def est_se(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -117,36 +126,47 @@ def bootstrap_t(table: UnitTable, n_resamples: int, seed: int, level: float = 0.
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(seb > 0, (tb - th[0]) / seb, np.where(tb == th[0], 0.0, np.sign(tb - th[0]) * np.inf))
     a = (1 - level) / 2
-    lo_q, hi_q = np.quantile(t, [a, 1 - a])
-    return 100 * float(th[0] - hi_q * se[0]), 100 * float(th[0] - lo_q * se[0])
+    with np.errstate(invalid="ignore"):
+        lo_q, hi_q = np.quantile(t, [a, 1 - a])
+        return 100 * float(th[0] - hi_q * se[0]), 100 * float(th[0] - lo_q * se[0])
 
 
 def coverage(shape: Shape, *, replicates: int, resamples: int, seed: int, scene_sd: float = 1.0,
-             unit_sd: float = 0.5, question_sd: float = 0.5, methods: tuple[str, ...] = METHODS) -> dict:
-    """``{"truth": {metric: %}, metric: {method: {"cover", "below", "above", "width"}}, "estimates": {metric:
-    [...]}}``: shares in percent over ``replicates`` seeded runs (``seed``: the simulation; resample seeds
-    run on from it)."""
+             unit_sd: float = 0.5, question_sd: float = 0.5, methods: tuple[str, ...] = METHODS,
+             per_skill: bool = False) -> dict:
+    """``{"truth": {metric: %}, metric: {method: {"cover", "below", "above", "width", "infinite"}}, "estimates":
+    {metric: [...]}}``: shares in percent over ``replicates`` seeded runs (``seed``: the simulation; resample
+    seeds run on from it). ``per_skill``: the metrics ``"QAcc per skill"`` / ``"SAcc per skill"`` instead,
+    pooled over the 14 skills' own CIs (their truths: ``truth()``'s ``"<metric>/skill<j>"``)."""
     tr = truth(shape, scene_sd, unit_sd, question_sd)
     rng = np.random.default_rng(seed)
-    hits = {m: {k: np.zeros(3) for k in methods} for m in tr}
-    width = {m: {k: 0.0 for k in methods} for m in tr}
-    est: dict[str, list[float]] = {m: [] for m in tr}
+    names = [f"{m} per skill" if per_skill else m for m in ("QAcc", "SAcc")]
+    hits = {m: {k: np.zeros(4) for k in methods} for m in names}
+    width = {m: {k: 0.0 for k in methods} for m in names}
+    est: dict[str, list[float]] = {m: [] for m in names}
+    n_cells = 0
     for rep in range(replicates):
         tables = simulate(shape, rng, scene_sd, unit_sd, question_sd)
-        for m, t in tables.items():
-            est[m].append(float(t.value()))
-            for k in methods:
-                if k == "t":
-                    lo, hi = bootstrap_t(t, resamples, seed + rep)
-                else:
-                    iv = bootstrap_ci(t, n_resamples=resamples, seed=seed + rep, method=k, min_clusters=2)
-                    lo, hi = iv.low, iv.high
-                hits[m][k] += [lo <= tr[m] <= hi, tr[m] < lo, tr[m] > hi]
-                width[m][k] += hi - lo
-    out: dict = {"truth": tr, "estimates": est}
-    for m in tr:
-        out[m] = {k: {"cover": 100 * hits[m][k][0] / replicates, "below": 100 * hits[m][k][1] / replicates,
-                      "above": 100 * hits[m][k][2] / replicates, "width": width[m][k] / replicates}
+        for name, (m, t) in zip(names, tables.items()):
+            cats = [c for c in t.categories if c != "Overall"] if per_skill else ["Overall"]
+            est[name].append(float(t.value()))
+            for cat in cats:
+                truth_c = tr[m if cat == "Overall" else f"{m}/{cat}"]
+                n_cells += name == names[0]
+                for k in methods:
+                    if k == "t":
+                        lo, hi = bootstrap_t(t, resamples, seed + rep, category=cat)
+                    else:
+                        iv = bootstrap_ci(t, cat, n_resamples=resamples, seed=seed + rep, method=k, min_clusters=2)
+                        lo, hi = iv.low, iv.high
+                    hits[name][k] += [lo <= truth_c <= hi, truth_c < lo, truth_c > hi,
+                                      not (np.isfinite(lo) and np.isfinite(hi))]
+                    width[name][k] += hi - lo if np.isfinite(hi - lo) else 0.0
+    out: dict = {"truth": tr, "estimates": est, "cells": n_cells}
+    for m in names:
+        out[m] = {k: {"cover": 100 * hits[m][k][0] / n_cells, "below": 100 * hits[m][k][1] / n_cells,
+                      "above": 100 * hits[m][k][2] / n_cells, "infinite": 100 * hits[m][k][3] / n_cells,
+                      "width": width[m][k] / max(1, n_cells - hits[m][k][3])}
                   for k in methods}
     return out
 
@@ -160,20 +180,24 @@ def main() -> int:
     ap.add_argument("--unit-sd", type=float, default=0.5)
     ap.add_argument("--question-sd", type=float, default=0.5)
     ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--per-skill", action="store_true", help="each skill's own CI (14 per run) instead of Overall")
     ns = ap.parse_args()
     shape = real_shape(ns.data)
     t0 = time.perf_counter()
     res = coverage(shape, replicates=ns.replicates, resamples=ns.resamples, seed=ns.seed, scene_sd=ns.scene_sd,
-                   unit_sd=ns.unit_sd, question_sd=ns.question_sd)
+                   unit_sd=ns.unit_sd, question_sd=ns.question_sd, per_skill=ns.per_skill)
     print(f"design: {shape.source}; scene sd {ns.scene_sd}, unit sd {ns.unit_sd}, question sd {ns.question_sd} "
           f"(logit); {ns.replicates} replicates x {ns.resamples} resamples, seed {ns.seed}")
-    mc = 100 * np.sqrt(0.95 * 0.05 / ns.replicates)
-    for m in ("QAcc", "SAcc"):
+    mc = 100 * np.sqrt(0.95 * 0.05 / res["cells"])
+    indep = " if independent" if ns.per_skill else ""
+    for m in [k for k in res if k.startswith(("QAcc", "SAcc"))]:
+        base = m.split()[0]
         sd = float(np.std(res["estimates"][m]))
-        print(f"{m} Overall: truth {res['truth'][m]:.2f}, estimates mean {np.mean(res['estimates'][m]):.2f} sd {sd:.2f}")
+        print(f"{m}{'' if ns.per_skill else ' Overall'}: {res['cells']} intervals; Overall truth "
+              f"{res['truth'][base]:.2f}, estimates mean {np.mean(res['estimates'][m]):.2f} sd {sd:.2f}")
         for k, r in res[m].items():
-            print(f"  {k:10s} coverage {r['cover']:5.1f}% (MC se {mc:.1f})  truth below {r['below']:4.1f}%  "
-                  f"above {r['above']:4.1f}%  mean width {r['width']:.2f}")
+            print(f"  {k:10s} coverage {r['cover']:5.1f}% (MC se {mc:.1f}{indep})  truth below {r['below']:4.1f}%  "
+                  f"above {r['above']:4.1f}%  mean width {r['width']:.2f}  infinite bound {r['infinite']:.1f}%")
         best = min(res[m], key=lambda k: abs(res[m][k]["cover"] - 95))
         print(f"  closest to 95%: {best}")
     print(f"({time.perf_counter() - t0:.0f} s)")

@@ -42,7 +42,8 @@ class Flip:
 class Comparison:
     """Run A vs run B: ``rows`` (one :class:`~lensbench.scoring.paired.PairedResult` per metric and
     category, with its ``metric``, ``setting`` and ``too_few_clusters``: ``n`` when fewer than
-    :data:`~lensbench.scoring.bootstrap.MIN_CLUSTERS` clusters count, CI and p then null), ``flips`` (A right & B not = ``"A"`` side first),
+    :data:`~lensbench.scoring.bootstrap.MIN_CLUSTERS` clusters count, CI and p then null), ``flips``
+    (A right & B not = ``"A"`` side first),
     shared/only-in counts, ``design`` (how every CI and p was drawn) and ``ci_note`` (it in words,
     the text every view prints)."""
 

@@ -40,9 +40,10 @@ import numpy as np
 
 from lensbench.scoring.bca import bca_interval, percentile_interval
 
-__all__ = ["UnitTable", "Interval", "Design", "bootstrap_ci", "bootstrap_stats", "bootstrap_all", "DEFAULT_RESAMPLES", "METHOD",
-           "pooled_stat", "cluster_counts", "category_clusters", "percentile_interval", "plural", "MIN_CLUSTERS", "interval_of",
-           "too_few_clusters", "too_few_text", "METHODS", "DEFAULT_METHOD", "method_key", "jackknife"]
+__all__ = ["UnitTable", "Interval", "Design", "bootstrap_ci", "bootstrap_stats", "bootstrap_all", "DEFAULT_RESAMPLES",
+           "METHOD", "pooled_stat", "cluster_counts", "category_clusters", "percentile_interval", "plural",
+           "MIN_CLUSTERS", "interval_of", "too_few_clusters", "too_few_text", "METHODS", "DEFAULT_METHOD", "method_key",
+           "jackknife"]
 
 #: resamples of every CI, p-value and paired CI unless the user asks for another count
 DEFAULT_RESAMPLES = 2000

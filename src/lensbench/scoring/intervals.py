@@ -1,10 +1,10 @@
 """A run's confidence intervals as one JSON block: written to ``result.json`` by the run, read by reports.
 
-``{"design": {cluster, method, n_resamples, seed, level, min_clusters}, "tables": {key: {"metric", "setting",
-"intervals": {category: [value, low, high, n clusters, n units]}, "too_few_clusters": {category: n}}}}`` with
-the keys of the benchmark's
-unit tables (:meth:`lensbench.benchmarks.base.Benchmark.unit_tables`: ``QAcc``, ``accuracy#2``, ...). Computed once per run
-with the default design; a report asking for the same design reads it instead of resampling
+``{"design": {cluster, method, n_resamples, seed, level, min_clusters}, "tables": {key: {"metric",
+"setting", "intervals": {category: [value, low, high, n clusters, n units]}, "too_few_clusters":
+{category: n}}}}`` with the keys of the benchmark's unit tables
+(:meth:`lensbench.benchmarks.base.Benchmark.unit_tables`: ``QAcc``, ``accuracy#2``, ...). Computed once
+per run with the default design; a report asking for the same design reads it instead of resampling
 (issue 25: statistics computed once and cached per run). A category with a value but fewer than
 ``min_clusters`` clusters has null bounds and is listed in ``too_few_clusters`` (SPEC General rules).
 """

@@ -99,7 +99,8 @@ def _significance_rows(results: Sequence[RunResult]) -> list[tuple[str, dict[str
     distinct = {json.dumps({k: v for k, v in sig.items() if k != "test"}, sort_keys=True) for sig, _r in sigs}
     if len(distinct) <= 1:
         return [("Statistically Significant (>=)", sig, r) for sig, r in sigs[:1]]
-    return [(f"Statistically Significant (>=) [{name}]", sig, r) for (sig, r), name in zip(sigs, _unique_names(results))]
+    names = _unique_names(results)
+    return [(f"Statistically Significant (>=) [{name}]", sig, r) for (sig, r), name in zip(sigs, names)]
 
 
 def _unique_names(results: Sequence[RunResult]) -> list[str]:
