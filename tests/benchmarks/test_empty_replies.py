@@ -75,8 +75,8 @@ def test_rgbth_reference_check_completes_with_empty_replies(rgbth_data, tmp_path
     assert doc["complete"] and doc["counts"]["n_error"] == 0 and doc["counts"]["n"] == 1624
     assert doc["counts"]["n_empty"] == n_empty
     # result.json holds the run's CIs with their design (scenes resampled)
-    assert doc["ci"]["design"] == {"cluster": "scene", "method": "percentile bootstrap", "n_resamples": 2000, "seed": 0,
-                                   "level": 0.95}
+    assert doc["ci"]["design"] == {"cluster": "scene", "method": "BCa bootstrap", "n_resamples": 2000, "seed": 0,
+                                   "level": 0.95, "min_clusters": 10}
     value, low, high, n_scenes, _n_units = doc["ci"]["tables"]["QAcc"]["intervals"]["Overall"]
     assert value == pytest.approx(doc["metrics"]["QAcc"]["Overall"]) and low < value < high and n_scenes == 29
     for metric in ("QAcc", "SAcc"):

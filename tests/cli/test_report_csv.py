@@ -72,8 +72,14 @@ def test_one_benchmark_csv_is_one_tidy_table(two_runs):
             assert by[(model, "counts", cat)]["value"] == f"{float(v):.6g}"
         # the CIs are the ones result.json stored (same design: 2000 resamples, seed 0), drawn over scenes
         for metric in ("QAcc", "SAcc"):
+            few = doc["ci"]["tables"][metric]["too_few_clusters"]
             for cat, iv in doc["ci"]["tables"][metric]["intervals"].items():
                 got = by[(model, metric, cat)]
+                if iv[3] < 10:  # SPEC: no CI below 10 clusters; the block marks it
+                    assert iv[1] is iv[2] is None and few[cat] == iv[3] and got["ci_low"] == got["ci_high"] == ""
+                    assert got["n"] == str(iv[3])
+                    continue
+                assert cat not in few
                 assert (got["ci_low"], got["ci_high"], got["n"]) == (f"{iv[1]:.6g}", f"{iv[2]:.6g}", str(iv[3]))
                 assert (got["cluster"], got["n_resamples"], got["seed"]) == ("scene", "2000", "0")
         # numbers without a CI say nothing about how one was drawn

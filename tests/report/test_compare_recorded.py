@@ -84,14 +84,27 @@ def _macro(a, n):
 
 
 def _p_value(A, B, N):
+    """(p, exact, scenes whose swap moves A - B)."""
     delta = ((A - B) / N.sum(0)).sum(1) / A.shape[1] * 100  # each scene's share of A - B
     obs = delta.sum()
     d = delta[np.abs(delta) > 1e-12]
     if len(d) <= 20:
         signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(d))))
-        return float(np.mean(np.abs(signs @ d) >= abs(obs) - 1e-9)), True
+        return float(np.mean(np.abs(signs @ d) >= abs(obs) - 1e-9)), True, len(d)
     signs = np.where(np.random.default_rng(12345).random((200_000, len(d))) < 0.5, -1.0, 1.0)
-    return float(np.mean(np.abs(signs @ d) >= abs(obs) - 1e-9)), False
+    return float(np.mean(np.abs(signs @ d) >= abs(obs) - 1e-9)), False, len(d)
+
+
+def _bca(boot, est, jack, level=0.95):
+    """BCa interval (Efron & Tibshirani 1993, 14.3) written here with scipy's normal distribution."""
+    from scipy.stats import norm
+
+    tol = 1e-10 * max(1.0, abs(est))  # ties up to rounding
+    z0 = norm.ppf((np.sum(boot < est - tol) + np.sum(boot <= est + tol)) / (2 * len(boot)))
+    dev = jack.mean() - jack
+    acc = (dev ** 3).sum() / (6 * ((dev ** 2).sum()) ** 1.5) if (dev ** 2).sum() > 0 else 0.0
+    z = z0 + norm.ppf([(1 - level) / 2, (1 + level) / 2])
+    return np.quantile(boot, norm.cdf(z0 + z / (1 - acc * z)))
 
 
 def test_every_category_agrees_with_an_independent_scene_permutation_test(pair):
@@ -106,7 +119,8 @@ def test_every_category_agrees_with_an_independent_scene_permutation_test(pair):
         assert r["n"] == len(scenes)
         assert r["a"] == pytest.approx(_macro(A.sum(0), N.sum(0)), abs=1e-9)
         assert r["b"] == pytest.approx(_macro(B.sum(0), N.sum(0)), abs=1e-9)
-        p, exact = _p_value(A, B, N)
+        p, exact, moving = _p_value(A, B, N)
+        assert r["n_discordant"] == moving, (metric, cat)  # issue 29: scenes whose swap moves A - B
         if exact and r["exact"]:
             assert r["p_value"] == pytest.approx(p, abs=1e-12), (metric, cat)
         else:
@@ -118,7 +132,10 @@ def test_every_category_agrees_with_an_independent_scene_permutation_test(pair):
         w = np.random.default_rng(0).integers(0, len(scenes), (2000, len(scenes)))
         counts = np.stack([np.bincount(row, minlength=len(scenes)) for row in w]).astype(float)
         boot = _macro(counts @ A, counts @ N) - _macro(counts @ B, counts @ N)
-        lo, hi = np.quantile(boot, [0.025, 0.975])
+        est = _macro(A.sum(0), N.sum(0)) - _macro(B.sum(0), N.sum(0))
+        jack = np.array([_macro(A.sum(0) - A[k], N.sum(0) - N[k]) - _macro(B.sum(0) - B[k], N.sum(0) - N[k])
+                         for k in range(len(scenes))])
+        lo, hi = _bca(boot, est, jack)
         ref = next(x for x in _two_thousand(pair) if (x["metric"], x["category"]) == (metric, cat))
         assert (ref["low"], ref["high"]) == (pytest.approx(lo, abs=1e-9), pytest.approx(hi, abs=1e-9)), (metric, cat)
     # the issue's figures: SAcc Scene about 0.12, not 0.949; QAcc/SAcc RGB-Th-Txt significant at 5%
@@ -145,7 +162,7 @@ def test_itself_p_one_everywhere_and_swapped_the_same_p(pair):
         assert (x["metric"], x["category"]) == (y["metric"], y["category"])
         assert x["p_value"] == y["p_value"] and x["diff"] == pytest.approx(-y["diff"])
     md = render_comparison(compare_runs(a, b), "md")
-    assert "percentile bootstrap over scenes" in md and "2000 resamples" in md
+    assert "BCa bootstrap over scenes" in md and "2000 resamples" in md
 
 
 def test_each_side_scored_as_its_own_result(rgbth_data, tmp_path):

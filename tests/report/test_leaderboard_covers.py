@@ -136,7 +136,7 @@ def test_iv_bench_sweep_names_each_setting(tmp_path):
 
 
 def test_cis_are_read_from_result_json_when_drawn_the_same_way(tmp_path):
-    d = craft_run(tmp_path / "r", "rgb-th-bench", "m", n=96, seed=4)
+    d = craft_run(tmp_path / "r", "rgb-th-bench", "m", n=240, seed=4)  # 10 scenes: CIs (SPEC: >= 10 clusters)
     recs = [SampleRecord.model_validate_json(x) for x in (d / "samples.jsonl").read_text().splitlines()]
     fresh = build_leaderboard([read_run(d)], n_resamples=300)
     block = interval_block(unit_tables("rgb-th-bench", recs), "scene", n_resamples=300)
@@ -155,9 +155,9 @@ def test_cis_are_read_from_result_json_when_drawn_the_same_way(tmp_path):
 
 
 def test_one_resample_count_and_one_ci_note_in_report_view_and_compare(tmp_path):
-    a = craft_run(tmp_path / "a", "rgb-th-bench", "ma", n=96, seed=1)
-    b = craft_run(tmp_path / "b", "rgb-th-bench", "mb", n=96, seed=2, accuracy=0.7)
-    note = "RGB-Th-Bench: 95% CI: percentile bootstrap over scenes (clusters resampled), 2000 resamples, seed 0."
+    a = craft_run(tmp_path / "a", "rgb-th-bench", "ma", n=240, seed=1)
+    b = craft_run(tmp_path / "b", "rgb-th-bench", "mb", n=240, seed=2, accuracy=0.7)
+    note = "RGB-Th-Bench: 95% CI: BCa bootstrap over scenes (clusters resampled), 2000 resamples, seed 0."
     assert DEFAULT_RESAMPLES == 2000 and note in leaderboard_report([a, b], "md")
     html, _images, _runs = write_viewer([a, b], None, figures=False)
     doc = read_page_data(html)
@@ -195,5 +195,5 @@ def test_report_and_compare_take_seed_and_resamples(tmp_path):
     r = subprocess.run([sys.executable, "-m", "lensbench", "compare", str(a), str(a), "--resamples", "300", "--seed",
                         "7", "--format", "json"], capture_output=True, text=True, timeout=120)
     doc = json.loads(r.stdout)
-    assert doc["design"] == {"cluster": "scene", "method": "percentile bootstrap", "n_resamples": 300, "seed": 7,
-                             "level": 0.95}
+    assert doc["design"] == {"cluster": "scene", "method": "BCa bootstrap", "n_resamples": 300, "seed": 7,
+                             "level": 0.95, "min_clusters": 10}

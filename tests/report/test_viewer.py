@@ -62,7 +62,7 @@ def test_leaderboard_report_function(tmp_path):
                                     "cluster,ci_method,n_resamples,seed,level,run")
     row = dict(zip(text.splitlines()[0].split(","), text.splitlines()[1].split(",")))
     # the CSV records the design of every CI
-    assert (row["cluster"], row["ci_method"], row["n_resamples"], row["seed"]) == ("sample", "percentile bootstrap",
+    assert (row["cluster"], row["ci_method"], row["n_resamples"], row["seed"]) == ("sample", "BCa bootstrap",
                                                                                    "100", "0")
     assert "missing" in leaderboard_report([a, tmp_path / "missing"], "md", n_resamples=100)
 

@@ -27,9 +27,26 @@ def _micro(values, dens=None):
 
 def test_two_units_hand_computed():
     # resampled means of {1, 0}: 0 (p=1/4), 50 (p=1/2), 100 (p=1/4) -> 95% percentile CI = [0, 100]
-    ci = bootstrap_ci(_micro([1, 0]), n_resamples=4000, seed=3)
+    ci = bootstrap_ci(_micro([1, 0]), n_resamples=4000, seed=3, method="percentile", min_clusters=2)
     assert ci.value == 50.0 and ci.low == 0.0 and ci.high == 100.0 and ci.n == 2
-    assert (ci.seed, ci.n_resamples, ci.method) == (3, 4000, "percentile")
+    assert (ci.seed, ci.n_resamples, ci.method, ci.too_few) == (3, 4000, "percentile", False)
+
+
+def test_below_ten_clusters_no_interval_at_ten_one():
+    """SPEC General rules: below 10 clusters no CI ("too few clusters (n)"), from 10 on an interval."""
+    from lensbench.scoring.intervals import MIN_CLUSTERS, too_few_text
+
+    assert MIN_CLUSTERS == 10
+    nine = bootstrap_ci(_micro([1, 0, 1, 1, 0, 1, 0, 1, 1]), n_resamples=500)
+    assert (nine.value, nine.low, nine.high, nine.n, nine.too_few) == (pytest.approx(100 * 6 / 9), None, None, 9,
+                                                                       True)
+    assert too_few_text(nine.n) == "too few clusters (9)"
+    ten = bootstrap_ci(_micro([1, 0, 1, 1, 0, 1, 0, 1, 1, 0]), n_resamples=500)
+    assert ten.too_few is False and ten.low < ten.value == 60.0 < ten.high
+    # a category without any value is not "too few": there is nothing to print a CI for
+    empty = UnitTable("acc", ["u0"], ["a", "b"], [[1, 0]], [[1, 0]], [0, 0], pool="micro",
+                      categories={"all": [0, 1], "b": [1]})
+    assert bootstrap_ci(empty, "b").too_few is False
 
 
 def test_ratio_of_sums_matches_independent_numpy_bootstrap():
@@ -87,17 +104,19 @@ def test_rgbth_scene_is_the_cluster_of_qacc_and_sacc():
         for m in stats:
             stats[m].append(metrics[m]["Overall"])
     for metric in ("QAcc", "SAcc"):
-        ci = bootstrap_ci(tables[metric], n_resamples=400, seed=11)
+        ci = bootstrap_ci(tables[metric], n_resamples=400, seed=11, method="percentile", min_clusters=2)
         assert ci.value == pytest.approx(aggregate_records(recs)[0][metric]["Overall"])
         lo, hi = np.quantile(stats[metric], [0.025, 0.975])
         assert (ci.low, ci.high) == (pytest.approx(lo, abs=1e-9), pytest.approx(hi, abs=1e-9)), metric
         assert ci.n == 5 and ci.cluster == "scene"
 
 
-def test_same_draw_and_interval_as_scipy_bootstrap():
-    """The hand-vectorised cluster bootstrap equals scipy.stats.bootstrap (percentile, batch=None)
+@pytest.mark.parametrize("method", ["percentile", "BCa"])
+def test_same_draw_and_interval_as_scipy_bootstrap(method):
+    """The hand-vectorised cluster bootstrap equals scipy.stats.bootstrap (percentile and BCa, batch=None)
     on the same clusters with the same seed, for micro and macro tables and every category; the
-    statistic given to scipy is written here from the per-cluster sums."""
+    statistic given to scipy is written here from the per-cluster sums (for BCa scipy's jackknife
+    calls it on every leave-one-cluster-out sample)."""
     stats = pytest.importorskip("scipy.stats")
     rng = np.random.default_rng(3)
     units, clusters, num, den = [], [], [], []
@@ -106,7 +125,8 @@ def test_same_draw_and_interval_as_scipy_bootstrap():
             c = int(rng.integers(0, 4))
             row_n, row_d = np.zeros(4), np.zeros(4)
             row_d[c] = rng.integers(1, 3)
-            row_n[c] = rng.binomial(int(row_d[c]), 0.3 + 0.1 * c)
+            # continuous scores: no resample ties the estimate to the last bit (scipy and we differ only there)
+            row_n[c] = row_d[c] * rng.random() if method == "BCa" else rng.binomial(int(row_d[c]), 0.3 + 0.1 * c)
             units.append(f"k{k}/{j}"), clusters.append(f"k{k}"), num.append(row_n), den.append(row_d)
     for pool, groups in (("micro", [0, 0, 0, 0]), ("macro", [0, 0, 1, 1])):
         t = UnitTable("m", units, ["a", "b", "c", "d"], num, den, groups, clusters, "image", pool,
@@ -132,8 +152,8 @@ def test_same_draw_and_interval_as_scipy_bootstrap():
                                                  -1), -1)
 
             ref = stats.bootstrap((np.arange(len(keep)),), stat, n_resamples=999, vectorized=True,
-                                  method="percentile", rng=np.random.default_rng(8))
-            ci = bootstrap_ci(t, cat, n_resamples=999, seed=8)
+                                  method=method, rng=np.random.default_rng(8))
+            ci = bootstrap_ci(t, cat, n_resamples=999, seed=8, method=method.lower(), min_clusters=2)
             assert ci.n == len(keep)
             assert ci.low == pytest.approx(ref.confidence_interval.low, rel=1e-9), (pool, cat)
             assert ci.high == pytest.approx(ref.confidence_interval.high, rel=1e-9), (pool, cat)
@@ -151,7 +171,8 @@ def test_a_rare_category_gets_a_ci_from_its_own_clusters():
     num[-1, 1] = 1
     t = UnitTable("acc", [f"u{i}" for i in range(n)], ["common", "rare"], num, den, [0, 0], pool="micro",
                   categories={"Total": [0, 1], "common": [0], "rare": [1]})
-    ci = bootstrap_ci(t, "rare", n_resamples=2000, seed=0)
+    assert bootstrap_ci(t, "rare").too_few  # 2 clusters: no interval by default
+    ci = bootstrap_ci(t, "rare", n_resamples=2000, seed=0, method="percentile", min_clusters=2)
     # two clusters, one right: resampled means 0, 50, 100 with P 1/4, 1/2, 1/4
     assert (ci.value, ci.low, ci.high, ci.n) == (50.0, 0.0, 100.0, 2)
 
@@ -203,7 +224,7 @@ def test_ifbench_avg_is_mean_of_language_means():
 
 
 def test_paired_identical_runs():
-    t = _micro([1, 0, 1, 1, 0, 1, 0, 1])
+    t = _micro([1, 0, 1, 1, 0, 1, 0, 1, 1, 0])
     r = paired_difference(t, t, n_resamples=500)
     assert r.diff == 0 and r.low == 0 and r.high == 0 and r.p_value == pytest.approx(1.0)
 
@@ -211,7 +232,7 @@ def test_paired_identical_runs():
 def test_paired_permutation_p_value_exact_enumeration():
     a = np.array([1, 1, 1, 0, 1, 1, 0])
     b = np.array([0, 1, 0, 0, 0, 1, 1])
-    r = paired_difference(_micro(a), _micro(b), n_resamples=10_000, seed=0)
+    r = paired_difference(_micro(a), _micro(b), n_resamples=10_000, seed=0, min_clusters=2)
     obs = (a.mean() - b.mean()) * 100
     assert r.diff == pytest.approx(obs)
     # exact: every way of swapping A and B within units
@@ -223,3 +244,22 @@ def test_paired_permutation_p_value_exact_enumeration():
         hits += abs(x.mean() - y.mean()) * 100 >= abs(obs) - 1e-9
     assert r.p_value == pytest.approx(hits / len(flips))
     assert r.low <= r.diff <= r.high
+
+
+def test_bca_edge_cases():
+    """BCa (scoring/bca.py): a constant bootstrap gives the point; ties with the estimate count half, also when
+    rounding moved the estimate by an ulp; a bootstrap entirely on one side keeps a finite bias; with no bias
+    and no acceleration BCa is the percentile interval."""
+    from lensbench.scoring.bca import acceleration, bca_interval, bias_z0, percentile_interval
+
+    assert bca_interval(np.full(100, 5.0), 5.0, np.full(10, 5.0), 0.95) == (5.0, 5.0)
+    stats = np.array([1.0, 2.0, 2.0, 3.0])
+    assert bias_z0(stats, 2.0) == 0.0 and bias_z0(stats, 2.0 + 4e-16) == 0.0  # (1 + 3) / 8 = 1/2
+    assert bias_z0(stats, 2.5) == pytest.approx(0.6744897501960817)   # Phi^-1(3/4)
+    assert np.isfinite(bias_z0(stats, 0.5)) and bias_z0(stats, 0.5) < -1  # share 0, kept at 1/(2B)
+    assert acceleration(np.array([1.0, 1.0, 1.0])) == 0.0
+    jack = np.array([0.0, 1.0, 5.0])  # skewed: mean 2, deviations 2, 1, -3 -> a = (8 + 1 - 27) / (6 * 14 ** 1.5)
+    assert acceleration(jack) == pytest.approx(-18 / (6 * 14 ** 1.5))
+    sym = np.random.default_rng(0).normal(size=4001)
+    sym = np.concatenate([sym, -sym])  # symmetric around 0: z0 = 0
+    assert bca_interval(sym, 0.0, np.array([-1.0, 0.0, 1.0]), 0.9) == pytest.approx(percentile_interval(sym, 0.9))

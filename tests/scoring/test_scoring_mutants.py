@@ -186,7 +186,7 @@ def test_unit_table_value_is_percent_by_default():
 
 def test_bootstrap_n_counts_units_not_columns():
     t = UnitTable("acc", ["u1", "u2", "u3"], ["c"], [[1.0], [0.0], [1.0]], [[1.0], [1.0], [1.0]], [0], pool="micro")
-    ci = bootstrap_ci(t, n_resamples=200, seed=1)
+    ci = bootstrap_ci(t, n_resamples=200, seed=1, method="percentile", min_clusters=2)
     assert ci.n == 3
     assert ci.value == pytest.approx(200 / 3)
     assert ci.low < ci.value < ci.high
@@ -196,12 +196,12 @@ def test_constant_clusters_give_a_point_interval():
     # two clusters, each one right and one wrong unit: every resample of clusters gives 50 %
     t = UnitTable("acc", ["a", "b", "c", "d"], ["c"], [[1.0], [0.0], [1.0], [0.0]], [[1.0]] * 4, [0],
                   clusters=["x", "x", "y", "y"], pool="micro")
-    ci = bootstrap_ci(t, n_resamples=200, seed=0)
+    ci = bootstrap_ci(t, n_resamples=200, seed=0, method="percentile", min_clusters=2)
     assert (ci.value, ci.low, ci.high, ci.n, ci.n_units) == (50.0, 50.0, 50.0, 2, 4)
     # clusters of unequal size: {1, 0} and {1}: resamples hold x twice (1/2), x and y (2/3) or y twice (1)
     t = UnitTable("acc", ["a", "b", "c"], ["c"], [[1.0], [0.0], [1.0]], [[1.0]] * 3, [0], clusters=["x", "x", "y"],
                   pool="micro")
-    ci = bootstrap_ci(t, n_resamples=2000, seed=0)
+    ci = bootstrap_ci(t, n_resamples=2000, seed=0, method="percentile", min_clusters=2)
     assert ci.low == pytest.approx(50.0) and ci.high == pytest.approx(100.0)
 
 
@@ -252,11 +252,11 @@ def test_paired_difference_with_two_units_has_an_interval_and_a_p_value():
     # every resample (CI [100, 100]); swaps: +100, 0, 0, -100 -> |diff| >= 100 in 2 of 4 -> p = 0.5
     a, b = np.array([1.0, 1.0]), np.array([0.0, 0.0])
     t = lambda v: UnitTable("acc", ["u1", "u2"], ["c"], v.reshape(2, 1), np.ones((2, 1)), [0], pool="micro")  # noqa: E731
-    r = paired_difference(t(a), t(b), n_resamples=1000, seed=0)
+    r = paired_difference(t(a), t(b), n_resamples=1000, seed=0, min_clusters=2)
     assert (r.n, r.diff, r.low, r.high) == (2, 100.0, 100.0, 100.0)
     assert r.p_value == pytest.approx(_exact_p(a, b)) and r.p_value == pytest.approx(0.5)
     # one unit: no interval, no p-value
-    one = paired_difference(t(a).subset(["u1"]), t(b).subset(["u1"]), n_resamples=1000, seed=0)
+    one = paired_difference(t(a).subset(["u1"]), t(b).subset(["u1"]), n_resamples=1000, seed=0, min_clusters=2)
     assert (one.n, one.diff, one.low, one.high, one.p_value) == (1, 100.0, None, None, None)
 
 
@@ -316,7 +316,7 @@ def test_micro_table_over_several_columns():
                   [0, 0], pool="micro", categories={"all": [0, 1], "c1": [1], "c0": [0]})
     assert t.value() == pytest.approx(200 / 3) and t.value("c1") == pytest.approx(200 / 3)
     assert t.value("c0") is None  # no unit counts there
-    ci = bootstrap_ci(t, n_resamples=2000, seed=0)
+    ci = bootstrap_ci(t, n_resamples=2000, seed=0, method="percentile", min_clusters=2)
     # resamples of {1, 1, 0}: 0, 1/3, 2/3 or 1 right -> the 95% percentile interval is [0, 100]
     assert (ci.n, ci.low, ci.high) == (3, 0.0, 100.0)
 
@@ -347,7 +347,7 @@ def test_ivbench_unit_table_video_units_tasks_and_group_averages():
     # the 8-frame configuration is a table of its own, named by its setting
     assert tabs["accuracy#2"].units == ["q5"] and tabs["accuracy#2"].setting == {"frames": 8, "resolution": None}
     assert t.setting == {"frames": 32, "resolution": None}
-    ci = bootstrap_ci(t, n_resamples=500, seed=0)
+    ci = bootstrap_ci(t, n_resamples=500, seed=0, method="percentile", min_clusters=2)
     assert ci.n == 2 and ci.low <= ci.value <= ci.high
 
 
@@ -459,14 +459,14 @@ def test_pairing_drops_a_cell_only_one_run_scored():
 
 def test_identical_runs_have_no_discordant_cluster_and_p_one():
     t = _two_col([[1, 0], [0, 1]], [[1, 1], [1, 1]])
-    r = paired_difference(t, t, n_resamples=200, seed=0)
+    r = paired_difference(t, t, n_resamples=200, seed=0, min_clusters=2)
     assert (r.diff, r.p_value, r.exact, r.n_discordant) == (0.0, 1.0, True, 0)
 
 
 def test_no_test_made_is_not_called_exact():
     # one shared unit: no CI and no p-value, so nothing was enumerated either
     t = _two_col([[1, 0], [0, 1]], [[1, 1], [1, 1]]).subset(["u1"])
-    r = paired_difference(t, t, n_resamples=200, seed=0)
+    r = paired_difference(t, t, n_resamples=200, seed=0, min_clusters=2)
     assert (r.p_value, r.exact, r.n_discordant) == (None, False, 0)
 
 
@@ -475,9 +475,9 @@ from lensbench.scoring.text import extract_json_object  # noqa: E402,F811
 
 
 def test_design_sentence_names_level_method_cluster_resamples_and_seed():
-    assert Design("scene", 2000, 0).describe() == ("95% CI: percentile bootstrap over scenes (clusters resampled), "
+    assert Design("scene", 2000, 0).describe() == ("95% CI: BCa bootstrap over scenes (clusters resampled), "
                                                    "2000 resamples, seed 0")
-    assert Design("video", 500, 7, level=0.9).describe().startswith("90% CI: percentile bootstrap over videos")
+    assert Design("video", 500, 7, level=0.9).describe().startswith("90% CI: BCa bootstrap over videos")
 
 
 def test_a_table_without_columns_has_empty_cluster_sums_and_nan_statistics():

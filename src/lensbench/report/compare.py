@@ -19,7 +19,7 @@ from lensbench.report.catalog import describe
 from lensbench.report.runinfo import protocol_settings, settings_differences
 from lensbench.report.runs import LoadedRun, run_tables
 from lensbench.report.tables import render_table
-from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, plural
+from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, MIN_CLUSTERS, plural, too_few_text
 from lensbench.scoring.intervals import design_for
 from lensbench.scoring.paired import paired_all
 
@@ -41,7 +41,9 @@ class Flip:
 @dataclass
 class Comparison:
     """Run A vs run B: ``rows`` (one :class:`~lensbench.scoring.paired.PairedResult` per metric and
-    category, with its ``metric`` and ``setting``), ``flips`` (A right & B not = ``"A"`` side first),
+    category, with its ``metric``, ``setting`` and ``too_few_clusters``: ``n`` when fewer than
+    :data:`~lensbench.scoring.bootstrap.MIN_CLUSTERS` clusters count, CI and p then null), ``flips``
+    (A right & B not = ``"A"`` side first),
     shared/only-in counts, ``design`` (how every CI and p was drawn) and ``ci_note`` (it in words,
     the text every view prints)."""
 
@@ -70,8 +72,9 @@ def ci_note(cluster: str, n_resamples: int, seed: int, level: float = 0.95) -> s
     d = design_for(cluster, n_resamples=n_resamples, seed=seed, level=level)
     return (f"{d.describe().replace('CI:', 'CI of A - B:', 1)}, the same clusters for both runs; p: two-sided "
             f"paired permutation test, A and B swapped within each {d.cluster} (exact over every swap of the "
-            f"{plural(d.cluster)} where the runs differ when there are at most {d.n_resamples} swaps, else "
-            f"{d.n_resamples} random swaps, seed {d.seed}).")
+            f"{plural(d.cluster)} whose swap moves A - B when there are at most {d.n_resamples} swaps, else "
+            f"{d.n_resamples} random swaps, seed {d.seed}); neither CI nor p below {MIN_CLUSTERS} "
+            f"{plural(d.cluster)}.")
 
 
 def _right(outcome: str) -> bool:
@@ -132,7 +135,8 @@ def compare_runs(a: LoadedRun, b: LoadedRun, *, n_resamples: int = DEFAULT_RESAM
             continue
         cats = list(t.categories) if categories else [t.headline]
         for res in paired_all(t, other, cats, n_resamples=n_resamples, seed=seed, level=level):
-            cmp.rows.append({"metric": t.metric, "setting": _setting_text(t.setting), **asdict(res)})
+            cmp.rows.append({"metric": t.metric, "setting": _setting_text(t.setting), **asdict(res),
+                             "too_few_clusters": res.n if res.too_few else None})
     return cmp
 
 
@@ -144,9 +148,9 @@ def render_comparison(cmp: Comparison, fmt: str = "md") -> str:
     cols = ["metric"] + (["setting"] if with_setting else []) + ["category", "A", "B", "A-B", "ci_low", "ci_high",
                                                                   "p", "n " + plural(cmp.design.get("cluster", "unit"))]
     rows = [[r["metric"]] + ([r["setting"]] if with_setting else []) +
-            [r["category"], r["a"], r["b"], r["diff"], r["low"], r["high"], _p(r), r["n"]] for r in cmp.rows]
+            [r["category"], r["a"], r["b"], r["diff"], *_ci(r), _p(r), r["n"]] for r in cmp.rows]
     if fmt == "csv":
-        return render_table(cols, [[r["p_value"] if c == "p" else v for c, v in zip(cols, row)]
+        return render_table(cols, [[_p(r, csv=True) if c == "p" else v for c, v in zip(cols, row)]
                                    for r, row in zip(cmp.rows, rows)], "csv", digits=4)
     head = (f"## {cmp.benchmark}: A = {cmp.a}, B = {cmp.b}\n\n{cmp.n_shared} shared samples "
             f"({cmp.n_only_a} only in A, {cmp.n_only_b} only in B); each run scored as its own result scores it, "
@@ -161,10 +165,24 @@ def render_comparison(cmp: Comparison, fmt: str = "md") -> str:
     return head + body + notes + "\n" + flips
 
 
-def _p(r: dict[str, Any]) -> str:
-    """p to 3 decimals, ``(exact)`` when every swap was enumerated."""
+def _ci(r: dict[str, Any]) -> tuple[Any, Any]:
+    """The row's CI bounds, or "too few clusters (n)" and "" below the minimum (issue 29)."""
+    if r.get("too_few_clusters") is not None:
+        return too_few_text(r["too_few_clusters"]), ""
+    return r["low"], r["high"]
+
+
+def _p(r: dict[str, Any], csv: bool = False) -> str:
+    """p to 3 decimals (``<0.001`` below), ``(exact)`` when every swap was enumerated; csv: to 4 decimals
+    (``<0.0001`` below, never ``0.0000``), "" when there is none; "too few clusters (n)" below the minimum."""
     p = r["p_value"]
-    return "-" if p is None else f"{p:.3f}" + (" (exact)" if r.get("exact") else "")
+    if r.get("too_few_clusters") is not None:
+        return too_few_text(r["too_few_clusters"])
+    if p is None:
+        return "" if csv else "-"
+    if csv:
+        return "<0.0001" if p < 0.0001 else f"{p:.4f}"
+    return ("<0.001" if p < 0.001 else f"{p:.3f}") + (" (exact)" if r.get("exact") else "")
 
 
 def _short(v: Any) -> str:

@@ -49,8 +49,10 @@ class Cell:
     (:attr:`lensbench.report.coverage.Coverage.label`); ``state``: "" (complete) or
     what is missing (``incomplete: 2 failed requests``); ``headline`` marks the leaderboard's
     columns; ``note`` says why there is no CI; ``n``: clusters counting in the category;
-    ``cluster``: what the CI resampled; ``run``: the folder; ``row``: the row name (the model, or
-    ``model (folder)`` when another run of the model already fills the column).
+    ``cluster``: what the CI resampled; ``too_few_clusters``: ``n`` when the value has fewer than
+    :data:`~lensbench.scoring.bootstrap.MIN_CLUSTERS` clusters (no CI: text prints "too few clusters (n)"),
+    else None; ``run``: the folder; ``row``: the row name (the model, or ``model (folder)`` when another run
+    of the model already fills the column).
     """
 
     model: str
@@ -70,6 +72,7 @@ class Cell:
     cluster: str = ""
     run: str = ""
     row: str = ""
+    too_few_clusters: int | None = None
 
     @property
     def column(self) -> tuple[str, str, str, str, str]:
@@ -79,7 +82,8 @@ class Cell:
 
 @dataclass
 class Leaderboard:
-    """All cells, the runs left out or not complete (``(folder, why)``), and each benchmark's CI design."""
+    """All cells, the runs left out or not complete (``(folder, why)``), each benchmark's CI design, and the
+    runs whose model gave empty replies (``(row, folder, n)``: kept and scored, counted in the values)."""
 
     cells: list[Cell] = field(default_factory=list)
     unfinished: list[tuple[str, str]] = field(default_factory=list)
@@ -87,6 +91,7 @@ class Leaderboard:
     n_resamples: int = DEFAULT_RESAMPLES
     level: float = 0.95
     designs: dict[str, Design] = field(default_factory=dict)
+    empty: list[tuple[str, str, int]] = field(default_factory=list)
 
 
 def _result_value(facts: BenchmarkFacts, metrics: dict[str, Any], key: str, col: str) -> float | None:
@@ -113,6 +118,7 @@ def _cell_ci(cell: Cell, run: LoadedRun, tkey: str, tcat: str, design: Design) -
         cell.note = f"records give {fmt_value(iv.value)}, result.json {fmt_value(cell.value)}: no CI"
     else:
         cell.ci_low, cell.ci_high, cell.n, cell.cluster = iv.low, iv.high, iv.n, iv.cluster
+        cell.too_few_clusters = iv.n if iv.too_few else None
 
 
 def _leaves(value: Any, prefix: str = "") -> list[tuple[str, float | None]]:
@@ -218,6 +224,8 @@ def build_leaderboard(runs: list[LoadedRun], *, n_resamples: int = DEFAULT_RESAM
         taken.update((row, k) for k in heads)
         for c in cells:
             c.row = row
+        if n_empty := run.result.counts.get("n_empty"):
+            lb.empty.append((row, str(run.path), int(n_empty)))
         cov = run_coverage(run).text
         if cells and (cells[0].state or cov):
             lb.unfinished.append((str(run.path), "; ".join(x for x in (cells[0].state, cov) if x)))

@@ -16,6 +16,7 @@ from typing import Any
 from lensbench.report.catalog import benchmark_order, describe
 from lensbench.report.coverage import UNKNOWN
 from lensbench.report.tables import fmt_value, render_table
+from lensbench.scoring.bootstrap import MIN_CLUSTERS, plural, too_few_text
 
 __all__ = ["render", "TIDY_COLUMNS"]
 
@@ -69,6 +70,8 @@ def _cell_text(c) -> str:
     s = fmt_value(c.value, 1) + ("*" if _marked(c) else "") + (PARTIAL_MARK if _partial(c.coverage) else "")
     if c.ci_low is not None and c.ci_high is not None:
         s += f" [{c.ci_low:.1f}, {c.ci_high:.1f}]"
+    elif c.too_few_clusters is not None:
+        s += f" [{too_few_text(c.too_few_clusters)}]"
     return s
 
 
@@ -99,6 +102,14 @@ def _md(lb) -> str:
         out += (f"{PARTIAL_MARK} (n/N ...) = a run over part of the benchmark's release (counted against the release, "
                 "never the run's folder) or on demo data: not the benchmark's measurement, its column is not ranked "
                 "with full runs.\n")
+    if any(c.too_few_clusters is not None for c in heads):
+        units = "/".join(plural(x) for x in sorted({c.cluster for c in heads if c.too_few_clusters is not None}))
+        out += (f"[too few clusters (n)] = fewer than {MIN_CLUSTERS} {units} (the resampled clusters) behind the "
+                f"value: no CI is given, it would not mean anything.\n")
+    if lb.empty:
+        out += ("Empty replies (the model answered with an empty string; kept as its answer and scored as the "
+                "protocol scores a reply with no answer, so they count in the values): "
+                + "; ".join(f"{row}: {n}" for row, _p, n in lb.empty) + ".\n")
     if any(_marked(c) for c in heads):
         out += "* = run not complete (failed or unsent requests, listed below): values over what was answered.\n"
     notes = sorted({f"{c.row or c.model} / {_header(c.column)}: {c.note}" for c in heads if c.note})
@@ -116,6 +127,7 @@ def render(lb, fmt: str = "md") -> str:
         return _csv(lb)
     if fmt == "json":
         return json.dumps({"cells": [asdict(c) for c in lb.cells], "unfinished": lb.unfinished,
+                           "empty_replies": [{"row": r, "run": p, "n": n} for r, p, n in lb.empty],
                            "designs": {b: d.to_json() for b, d in lb.designs.items()},
                            "seed": lb.seed, "n_resamples": lb.n_resamples}, indent=2, default=str) + "\n"
     if fmt != "md":

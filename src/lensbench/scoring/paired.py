@@ -5,18 +5,25 @@ on the units both scored (SPEC General rules): a unit one run failed is left out
 (unit, column) counts only when both runs scored it. The resampled unit is the cluster
 (:mod:`lensbench.scoring.bootstrap`).
 
-* CI: percentile bootstrap of A - B, the same resampled clusters for both runs (the draw of
+* CI: bootstrap of A - B (BCa by default, :data:`lensbench.scoring.bootstrap.DEFAULT_METHOD`; the
+  jackknife leaves one cluster out of both runs), the same resampled clusters for both runs (the draw of
   :func:`lensbench.scoring.bootstrap.cluster_counts`), over the clusters counting in the category.
 * p-value: two-sided paired permutation test, A and B swapped within each cluster (all its units
-  together); null: the two runs are exchangeable on every cluster. Swapping a cluster where A and
-  B contribute the same sums changes nothing, so only the *discordant* clusters (m of them) are
-  permuted: all ``2**m`` swaps when ``2**m <= n_resamples`` (an exact test), else
+  together); null: the two runs are exchangeable on every cluster. Swapping a cluster whose swap
+  changes nothing changes no permutation's statistic, so only the *discordant* clusters (m of them)
+  are permuted: those where A and B differ and, when both runs have the same denominators everywhere
+  (always, once paired: :func:`pair_tables`; then A - B is linear in the swaps), whose swap alone moves
+  A - B (a scene where A gains a question in one skill and B one in another of the same size moves
+  nothing in a mean over skills). Then: all ``2**m`` swaps when ``2**m <= n_resamples`` (an exact test), else
   ``n_resamples`` random swaps drawn as ``scipy.stats.permutation_test(permutation_type="samples")``
   draws them (``rng.permuted`` of each cluster's pair). p = ``2 * min(P(T <= t), P(T >= t))``
   capped at 1, with scipy's relative tolerance for ties and its ``+1`` correction for random swaps.
   tests/scoring/test_paired.py checks it against ``scipy.stats.permutation_test`` on the same data
   and against exact enumeration of crafted runs; tests/report/test_compare_recorded.py against an
   independent scene-swap test on real recorded RGB-Th-Bench replies.
+
+Below :data:`lensbench.scoring.bootstrap.MIN_CLUSTERS` clusters there is neither CI nor p
+(``PairedResult.too_few``; SPEC General rules).
 
 Why hand-vectorised rather than ``scipy.stats.permutation_test``: see
 :mod:`lensbench.scoring.bootstrap` (import cost; one matrix product per category).
@@ -29,8 +36,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lensbench.scoring.bootstrap import (DEFAULT_RESAMPLES, UnitTable, category_clusters, cluster_counts,
-                                         percentile_interval, pooled_stat)
+from lensbench.scoring.bca import bca_interval, percentile_interval
+from lensbench.scoring.bootstrap import (DEFAULT_METHOD, DEFAULT_RESAMPLES, MIN_CLUSTERS, UnitTable, category_clusters,
+                                         cluster_counts, jackknife, method_key, pooled_stat)
 
 __all__ = ["PairedResult", "pair_tables", "paired_difference", "paired_stats", "paired_all", "permutation_pvalue"]
 
@@ -41,9 +49,11 @@ _EPS = float(np.finfo(float).eps) * 100  # scipy.stats.permutation_test's relati
 class PairedResult:
     """Run A minus run B on the same clusters: ``diff`` with its bootstrap CI and permutation p-value.
 
-    ``a``/``b``: each run's value on the shared units; ``p_value``: two-sided (None with < 2
-    clusters); ``exact``: whether every swap was enumerated; ``n``: clusters counting in the
-    category; ``n_discordant``: clusters where the two runs differ; ``n_units``: shared units.
+    ``a``/``b``: each run's value on the shared units; ``p_value``: two-sided (None, as ``low``/``high``,
+    with fewer than ``min_clusters`` clusters: :attr:`too_few`); ``exact``: whether every swap was
+    enumerated; ``n``: clusters counting in the category; ``n_discordant``: clusters whose swap moves
+    A - B (the ones permuted); ``n_units``: shared units; ``method``: the CI's (a key of
+    :data:`lensbench.scoring.bootstrap.METHODS`).
     """
 
     category: str
@@ -60,6 +70,13 @@ class PairedResult:
     exact: bool = False
     n_discordant: int = 0
     n_units: int = 0
+    method: str = DEFAULT_METHOD
+    min_clusters: int = MIN_CLUSTERS
+
+    @property
+    def too_few(self) -> bool:
+        """True when both runs have a value but too few clusters for a CI and p."""
+        return self.diff is not None and self.n < max(self.min_clusters, 2)
 
 
 def pair_tables(ta: UnitTable, tb: UnitTable) -> tuple[UnitTable, UnitTable]:
@@ -85,7 +102,11 @@ def pair_tables(ta: UnitTable, tb: UnitTable) -> tuple[UnitTable, UnitTable]:
 
 def _flip_stat(na, da, nb, db, f, groups, pool, scale):
     """A - B for swap patterns ``f`` (P, m) over the m discordant clusters' sums ``na..db`` (m, C)."""
-    dn, dd = f @ (nb - na), f @ (db - da)
+    return _moved_stat(na, da, nb, db, f @ (nb - na), f @ (db - da), groups, pool, scale)
+
+
+def _moved_stat(na, da, nb, db, dn, dd, groups, pool, scale):
+    """A - B when the sums ``dn``/``dd`` (P, C) move from A to B (and B's to A) on top of the totals."""
     ta, tb = na.sum(0), nb.sum(0)
     da_, db_ = da.sum(0), db.sum(0)
     return (pooled_stat(ta + dn, da_ + dd, groups, pool) - pooled_stat(tb - dn, db_ - dd, groups, pool)) * scale
@@ -100,12 +121,17 @@ def permutation_pvalue(na: np.ndarray, da: np.ndarray, nb: np.ndarray, db: np.nd
     ``m``: discordant clusters. See the module docstring for the method.
     """
     disc = np.flatnonzero((na != nb).any(axis=1) | (da != db).any(axis=1))
+    if len(disc) and np.array_equal(da, db):
+        # A - B is linear in the swaps: a cluster matters only when its swap alone moves it
+        zero = _flip_stat(na, da, nb, db, np.zeros(len(na)), groups, pool, scale)
+        alone = _moved_stat(na, da, nb, db, (nb - na)[disc], (db - da)[disc], groups, pool, scale)
+        disc = disc[np.abs(alone - zero) > 1e-9 * max(abs(scale), 1.0)]
     m = len(disc)
     fixed_a, fixed_b = np.delete(na, disc, 0).sum(0), np.delete(nb, disc, 0).sum(0)
     fixed_da, fixed_db = np.delete(da, disc, 0).sum(0), np.delete(db, disc, 0).sum(0)
     if m == 0:
         return 1.0, True, 0
-    # the fixed clusters' sums ride along as one extra row that no pattern swaps (A and B equal there)
+    # the other clusters' sums ride along as one extra row that no pattern swaps (swapping it moves nothing)
     xa, xb = np.vstack([na[disc], fixed_a]), np.vstack([nb[disc], fixed_b])
     xda, xdb = np.vstack([da[disc], fixed_da]), np.vstack([db[disc], fixed_db])
     obs = float(_flip_stat(xa, xda, xb, xdb, np.zeros(m + 1), groups, pool, scale))
@@ -127,11 +153,14 @@ def permutation_pvalue(na: np.ndarray, da: np.ndarray, nb: np.ndarray, db: np.nd
 
 def paired_difference(ta: UnitTable, tb: UnitTable, category: str | None = None, *,
                       n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95,
-                      paired: tuple[UnitTable, UnitTable] | None = None) -> PairedResult:
+                      paired: tuple[UnitTable, UnitTable] | None = None, method: str = DEFAULT_METHOD,
+                      min_clusters: int = MIN_CLUSTERS) -> PairedResult:
     """Paired difference A - B of a metric (``category``, default A's headline) over shared clusters.
 
-    ``paired``: :func:`pair_tables` of ``ta``/``tb`` when already made. Returns diff/CI/p None
-    where a side has no value; CI and p None with fewer than 2 clusters.
+    ``paired``: :func:`pair_tables` of ``ta``/``tb`` when already made; ``method``: the CI's (``"bca"``,
+    ``"percentile"``). Returns diff/CI/p None where a side has no value; CI and p None with fewer than
+    ``min_clusters`` (default :data:`~lensbench.scoring.bootstrap.MIN_CLUSTERS`, at least 2) clusters.
+    Raises ValueError for an unknown method.
     """
     a, b = paired or pair_tables(ta, tb)
     cat = category or a.headline
@@ -142,13 +171,20 @@ def paired_difference(ta: UnitTable, tb: UnitTable, category: str | None = None,
     sel = category_clusters(da, cols)
     n_units = a.n_units(cat)
     diff = None if va is None or vb is None else va - vb
-    res = PairedResult(cat, va, vb, diff, None, None, None, len(sel), seed, n_resamples, a.cluster, n_units=n_units)
-    if diff is None or len(sel) < 2:
+    res = PairedResult(cat, va, vb, diff, None, None, None, len(sel), seed, n_resamples, a.cluster, n_units=n_units,
+                       method=method_key(method), min_clusters=min_clusters)
+    if diff is None or len(sel) < max(min_clusters, 2):
         return res
     g = a.groups[cols]
     sa, sda = na[np.ix_(sel, cols)], da[np.ix_(sel, cols)]
     sb, sdb = nb[np.ix_(sel, cols)], db[np.ix_(sel, cols)]
-    res.low, res.high = percentile_interval(_boot(sa, sda, sb, sdb, g, a, n_resamples, seed), level)
+    boot = _boot(sa, sda, sb, sdb, g, a, n_resamples, seed)
+    if res.method == "percentile":
+        res.low, res.high = percentile_interval(boot, level)
+    else:
+        est = (pooled_stat(sa.sum(0), sda.sum(0), g, a.pool) - pooled_stat(sb.sum(0), sdb.sum(0), g, a.pool)) * a.scale
+        jack = (jackknife(sa, sda, g, a.pool) - jackknife(sb, sdb, g, a.pool)) * a.scale
+        res.low, res.high = bca_interval(boot, float(est), jack, level)
     res.p_value, res.exact, res.n_discordant = permutation_pvalue(sa, sda, sb, sdb, g, a.pool, a.scale,
                                                                   n_resamples=n_resamples, seed=seed)
     return res
@@ -179,8 +215,10 @@ def paired_stats(ta: UnitTable, tb: UnitTable, category: str | None = None, *, n
 
 
 def paired_all(ta: UnitTable, tb: UnitTable, categories: list[str] | None = None, *,
-               n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95) -> list[PairedResult]:
+               n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, level: float = 0.95,
+               method: str = DEFAULT_METHOD, min_clusters: int = MIN_CLUSTERS) -> list[PairedResult]:
     """:func:`paired_difference` for each of ``categories`` (default: all of A's, table order)."""
     pair = pair_tables(ta, tb)
-    return [paired_difference(ta, tb, c, n_resamples=n_resamples, seed=seed, level=level, paired=pair)
+    return [paired_difference(ta, tb, c, n_resamples=n_resamples, seed=seed, level=level, paired=pair,
+                              method=method, min_clusters=min_clusters)
             for c in (categories or list(pair[0].categories))]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import PurePath
 from typing import Any
 
 from lensbench.core.resources import read_json
@@ -99,7 +100,17 @@ def _significance_rows(results: Sequence[RunResult]) -> list[tuple[str, dict[str
     distinct = {json.dumps({k: v for k, v in sig.items() if k != "test"}, sort_keys=True) for sig, _r in sigs}
     if len(distinct) <= 1:
         return [("Statistically Significant (>=)", sig, r) for sig, r in sigs[:1]]
-    return [(f"Statistically Significant (>=) [{_name(r)}]", sig, r) for sig, r in sigs]
+    names = _unique_names(results)
+    return [(f"Statistically Significant (>=) [{name}]", sig, r) for (sig, r), name in zip(sigs, names)]
+
+
+def _unique_names(results: Sequence[RunResult]) -> list[str]:
+    """Each run's :func:`_name`, made unique (issue 29: two runs of one model gave two rows with one label): a
+    name shared by several runs gets its run folder's name, and a number when even that repeats."""
+    names = [_name(r) for r in results]
+    out = [n if names.count(n) == 1 else f"{n} ({PurePath(r.run_dir).name or 'no folder'})"
+           for n, r in zip(names, results)]
+    return [n if out.count(n) == 1 else f"{n} #{out[:i].count(n) + 1}" for i, n in enumerate(out)]
 
 
 def _group_counts(r: RunResult) -> dict[str, tuple[int, int]]:
@@ -125,12 +136,13 @@ def notes(results: Sequence[RunResult]) -> str:
                 lines.append(f"- Data defect: unit {d['unit']} ({d['skill']}) asks {d['question']!r} more than once "
                              "with opposite answers (Yes and No); the unit can never pass SAcc. Scored as released.")
     per_run = []
+    short = dict(zip(map(id, results), _unique_names(results)))
     for name, sig_all, r in _significance_rows(results):
         sig, n = sig_all.get("SAcc", {}), _group_counts(r)
         text = ", ".join(f"{c} >= {sig[c]:.2f} ({n[c][1]} units)" for c in (RGB_TXT, RGB_TH_TXT, "Overall")
                          if sig.get(c) is not None)
         if text:
-            per_run.append(text if name.endswith("(>=)") else f"{_name(r)}: {text}")
+            per_run.append(text if name.endswith("(>=)") else f"{short[id(r)]}: {text}")
     if per_run:
         paper = paper_significance()["SAcc"]
         ours = "; ".join(per_run)

@@ -100,12 +100,12 @@
       var rows = R.filter(function (r) { return r.benchmark === b; }).map(function (r) {
         var c = r.counts || {};
         return h('tr', null, h('td', { text: r.label }), h('td', { cls: 'note wrap', text: r.status || (r.complete ? 'complete' : 'unfinished') }),
-          h('td', { text: fmt(r.n) }), h('td', { text: fmt(c.n_unparseable) }), h('td', { text: fmt(c.n_error) }),
+          h('td', { text: fmt(r.n) }), h('td', { text: fmt(c.n_unparseable) }), h('td', { text: fmt(c.n_empty || 0) }), h('td', { text: fmt(c.n_error) }),
           h('td', { cls: 'note wrap', text: (r.problems || []).join('; ') }), h('td', { cls: 'path', text: r.path }));
       });
       sec.appendChild(h('h4', { text: 'Run folders' }));
       sec.appendChild(h('div', { cls: 'tblwrap' }, h('table', { cls: 'tbl runs' }, h('thead', null, h('tr', null,
-        ['run', 'status', 'records', 'unparseable', 'errors', 'problems', 'folder'].map(function (x) { return h('th', { text: x }); }))),
+        ['run', 'status', 'records', 'unparseable', 'empty replies', 'errors', 'problems', 'folder'].map(function (x) { return h('th', { text: x }); }))),
         h('tbody', null, rows))));
       box.appendChild(sec);
     });
@@ -362,6 +362,14 @@
     if (!byKey) { byKey = {}; S.forEach(function (s, i) { byKey[s.r + '\u0001' + s.id] = i; }); }
     return byKey[ri + '\u0001' + id];
   }
+  /* below lensbench.scoring.bootstrap.MIN_CLUSTERS clusters a row has neither CI nor p (SPEC General rules) */
+  function tooFew(r) { return r.too_few_clusters !== null && r.too_few_clusters !== undefined ? 'too few clusters (' + r.too_few_clusters + ')' : ''; }
+  function ciText(r) { return tooFew(r) || (r.low === null ? '-' : '[' + fmt(r.low) + ', ' + fmt(r.high) + ']'); }
+  function pText(r) {
+    if (tooFew(r)) return tooFew(r);
+    if (r.p_value === null) return '-';
+    return (r.p_value < 0.001 ? '<0.001' : r.p_value.toFixed(3)) + (r.exact ? ' (exact)' : '');
+  }
   function renderCompare() {
     var box = document.getElementById('tab-compare');
     if (!D.comparisons.length) { box.appendChild(h('p', { cls: 'note', text: 'Give two or more runs of one benchmark to compare them.' })); return; }
@@ -374,8 +382,7 @@
       var rows = c.rows.map(function (r) {
         var cls = r.diff > 0 ? 'pos' : (r.diff < 0 ? 'neg' : '');
         return h('tr', null, [r.metric + (r.setting ? ' [' + r.setting + ']' : ''), r.category, fmt(r.a), fmt(r.b)].map(function (x) { return h('td', { text: x }); }),
-          h('td', { cls: cls, text: fmt(r.diff) }), h('td', { text: '[' + fmt(r.low) + ', ' + fmt(r.high) + ']' }),
-          h('td', { text: r.p_value === null ? '-' : r.p_value.toFixed(3) + (r.exact ? ' (exact)' : '') }), h('td', { text: fmt(r.n) }));
+          h('td', { cls: cls, text: fmt(r.diff) }), h('td', { text: ciText(r) }), h('td', { text: pText(r) }), h('td', { text: fmt(r.n) }));
       });
       var unit = (c.design && c.design.cluster ? c.design.cluster : 'unit') + 's';
       sec.appendChild(h('div', { cls: 'tblwrap' }, h('table', { cls: 'tbl deltas' }, h('thead', null, h('tr', null, ['metric', 'category', 'A', 'B', 'A−B', '95% CI', 'p', unit].map(function (x) { return h('th', { text: x }); }))),
