@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lensbench.core.extras import require
-from lensbench.scoring.bootstrap import UnitTable, category_clusters, pooled_stat
+from lensbench.scoring.bootstrap import MIN_CLUSTERS, UnitTable, category_clusters, pooled_stat
 
 __all__ = ["Agreement", "agreement", "cluster_agreement", "count_agreement", "newcombe_interval",
            "jackknife_se", "unit_counts", "MARGIN_POINTS", "MIN_CLUSTERS", "ALPHA", "SMALL_COUNT",
@@ -42,8 +42,6 @@ __all__ = ["Agreement", "agreement", "cluster_agreement", "count_agreement", "ne
 
 #: default equivalence margin, points of a percentage (``lensbench reproduce --margin``)
 MARGIN_POINTS = 2.0
-#: fewer clusters behind a cell: no test (SPEC General rules: "too few clusters (n)")
-MIN_CLUSTERS = 10
 #: level of every test (two-sided difference test; each one-sided test of TOST)
 ALPHA = 0.05
 #: below this many successes or failures (run or paper) a proportion of units is tested exactly
