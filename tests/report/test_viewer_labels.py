@@ -74,3 +74,19 @@ def test_run_cis_are_result_jsons_and_drawn_as_error_bars(rgbth_data, tmp_path):
     png = headline_bars([run], "rgb-th-bench")
     assert png is not None and png.startswith(b"\x89PNG")
     assert plot_labels([run, run]) == ["zai-org/GLM-4.5V [paper-prompt] (glm)"] * 2
+
+
+def test_no_error_bar_below_ten_clusters(tmp_path):
+    run = craft_run(tmp_path / "r", "rgb-th-bench", "m", n=48, seed=1)
+    p = run / "result.json"
+    doc = json.loads(p.read_text(encoding="utf-8"))
+    doc["ci"] = {"design": {"cluster": "scene"}, "tables": {"QAcc": {"metric": "QAcc", "setting": None, "intervals": {
+        "Overall": [60.0, 50.0, 70.0, 12, 48], "Scene": [55.0, 40.0, 70.0, 9, 12], "ObjPr": [50.0, None, None, 1, 4]}},
+        "QAcc@sweep": {"metric": "QAcc", "setting": {"frames": 8}, "intervals": {"Attr": [1.0, 0.0, 2.0, 30, 90]}}}}
+    p.write_text(json.dumps(doc), encoding="utf-8")
+    assert run_cis(read_run(run)) == {("QAcc", "Overall"): (50.0, 70.0)}  # 9 clusters, none, a sweep point: left out
+    del doc["ci"]
+    p.write_text(json.dumps(doc), encoding="utf-8")
+    loaded = read_run(run)
+    scenes = len({r.labels["scene"] for r in loaded.records})
+    assert scenes < 10 and run_cis(loaded) == {}  # drawn afresh: a crafted run's few scenes carry no CI

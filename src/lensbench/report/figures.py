@@ -19,13 +19,15 @@ from lensbench.report.common import run_tags
 from lensbench.report.plotstyle import png_bytes, pyplot
 from lensbench.report.runinfo import protocol_settings, settings_label
 from lensbench.report.runs import LoadedRun, run_intervals
+from lensbench.scoring.agreement import MIN_CLUSTERS
 from lensbench.scoring.intervals import design_for
 
 __all__ = ["KINDS", "make_figures", "plt", "png", "finished", "dimension_bars", "plot_labels", "run_cis",
            "headline_bars", "CI_NOTE"]
 
 #: the caption under every plot with error bars
-CI_NOTE = "error bars: 95% CI (percentile bootstrap over the benchmark's clusters, as in result.json)"
+CI_NOTE = ("error bars: 95% CI, percentile bootstrap over the benchmark's clusters (result.json's; none below "
+           f"{MIN_CLUSTERS} clusters)")
 
 #: the kinds of plot, in the order the viewer shows them
 KINDS = ("bars", "heat map", "curve", "scatter", "histogram")
@@ -72,7 +74,8 @@ def plot_labels(runs: Sequence[LoadedRun]) -> list[str]:
 def run_cis(run: LoadedRun) -> dict[tuple[str, str], tuple[float, float]]:
     """``{(metric, column): (low, high)}``: the run's 95% CIs as its ``result.json`` stores them (``ci``;
     tables with a setting, e.g. an IV-Bench sweep point, left out), else drawn once with the benchmark's
-    default design (its cluster, 2,000 resamples, seed 0). Columns with too few clusters have no entry."""
+    default design (its cluster, 2,000 resamples, seed 0). A column resting on fewer than
+    :data:`~lensbench.scoring.agreement.MIN_CLUSTERS` clusters has no entry (SPEC: too few clusters)."""
     block = run.result.ci if run.result is not None else None
     out: dict[tuple[str, str], tuple[float, float]] = {}
     if isinstance(block, dict) and isinstance(block.get("tables"), dict):
@@ -80,7 +83,7 @@ def run_cis(run: LoadedRun) -> dict[tuple[str, str], tuple[float, float]]:
             if not isinstance(t, dict) or t.get("setting"):
                 continue
             for col, iv in (t.get("intervals") or {}).items():
-                if isinstance(iv, list) and len(iv) >= 3 and None not in iv[1:3]:
+                if isinstance(iv, list) and len(iv) >= 4 and None not in iv[1:4] and iv[3] >= MIN_CLUSTERS:
                     out.setdefault((str(t.get("metric")), col), (float(iv[1]), float(iv[2])))
         return out
     facts = describe(run.benchmark)
@@ -91,7 +94,7 @@ def run_cis(run: LoadedRun) -> dict[tuple[str, str], tuple[float, float]]:
     tables = run_tables(run)
     for (key, col), iv in run_intervals(run, design_for(facts.cluster)).items():
         t = tables.get(key)
-        if t is not None and not t.setting and iv.low is not None and iv.high is not None:
+        if t is not None and not t.setting and iv.low is not None and iv.high is not None and iv.n >= MIN_CLUSTERS:
             out.setdefault((t.metric, col), (iv.low, iv.high))
     return out
 
@@ -132,20 +135,21 @@ def dimension_bars(runs: Sequence[LoadedRun], metric: str, title: str, skip: Col
 
 
 def headline_bars(runs: Sequence[LoadedRun], benchmark: str) -> bytes | None:
-    """One panel per metric block that has CIs: its first column (the headline, e.g. Overall) per run
-    (named by :func:`plot_labels`), horizontal bars with 95% CI error bars (:func:`run_cis`); None when no
-    run has a CI."""
+    """One panel per headline of the benchmark (its leaderboard cells, e.g. QAcc and SAcc Overall): the value per
+    run (named by :func:`plot_labels`), horizontal bars with the 95% CI as error bars where :func:`run_cis` has
+    one (none below 10 clusters); None when no run has a headline value."""
     rs = finished(runs)
+    facts = describe(benchmark)
+    if not rs or facts is None:
+        return None
     names, cis = plot_labels(rs), [run_cis(r) for r in rs]
-    metrics = list(dict.fromkeys(m for c in cis for m, _col in c))
     panels = []
-    for m in metrics:
-        blocks = [r.result.metrics.get(m) for r in rs]  # type: ignore[union-attr]
-        col = next((next(iter(b)) for b in blocks if isinstance(b, dict) and b), None)
-        if col is None:
-            continue
-        vals = [b.get(col) if isinstance(b, dict) and isinstance(b.get(col), (int, float)) else None for b in blocks]
-        panels.append((m, col, vals, [c.get((m, col)) for c in cis]))
+    for hl in facts.headlines:
+        blocks = [r.result.metrics.get(hl.metric) for r in rs]  # type: ignore[union-attr]
+        vals = [b.get(hl.column) if isinstance(b, dict) and isinstance(b.get(hl.column), (int, float)) else None
+                for b in blocks]
+        if any(v is not None for v in vals):
+            panels.append((hl.metric if hl.named else "", hl.column, vals, [c.get((hl.metric, hl.category)) for c in cis]))
     if not panels:
         return None
     pyplot = plt()
@@ -160,7 +164,7 @@ def headline_bars(runs: Sequence[LoadedRun], benchmark: str) -> bytes | None:
             if x is not None:
                 ax.text(c[1] if c else x, y, f" {x:.1f}" if x > 1.5 else f" {x:.3f}", va="center", fontsize=7)
         top = max([c[1] if c else 0.0 for c in ci] + [x for x in vals if x is not None] + [0.0])
-        ax.set_title(f"{m} {col}")
+        ax.set_title(f"{m} {col}".strip())
         ax.set_xlim(0, 105 if top > 1.5 else 1.05)  # percent, or a 0-1 score
         ax.grid(axis="x")
         ax.grid(axis="y", visible=False)
