@@ -18,9 +18,9 @@ from lensbench.core.resources import read_text
 __all__ = ["render_page", "md_to_html", "read_page_data", "CHUNK", "SCRIPTS"]
 
 _ASSETS = "lensbench.report.viewer"
-#: the page's scripts, inlined in this order into one ``<script>``: sortable tables, the core (data, samples,
-#: sample links), the summary and plot tabs, the compare tab; the page then calls ``lensbenchViewer.start()``
-SCRIPTS = ("sort.js", "viewer.js", "summary.js", "compare.js")
+#: the page's scripts, inlined in this order into one ``<script>``: sortable tables, the core (data, samples),
+#: sample links, the summary and plot tabs, the compare tab; the page then calls ``lensbenchViewer.start()``
+SCRIPTS = ("sort.js", "viewer.js", "links.js", "summary.js", "compare.js")
 #: samples per detail chunk
 CHUNK = 400
 

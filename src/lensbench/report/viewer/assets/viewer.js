@@ -2,8 +2,8 @@
    Data (see lensbench/report/viewer/html.py): #lensbench-index (runs, tables, comparisons, and per
    sample [run, id, outcome, labels]) before this script; sample details in chunks
    #lensbench-c<k> ({d: [details], img: {sha: image}}) parsed on demand; #lensbench-figures.
-   A sample has a link, #sample=<run key>/<sample id> (both URI-encoded), that opens it alone.
-   Shared with compare.js (the comparison tab) through window.lensbenchViewer; sort.js sorts tables. */
+   Each script has one job: sort.js sorts tables, links.js opens a sample from its link, summary.js draws the
+   summary and plots, compare.js the comparison tab; they share window.lensbenchViewer (V). */
 (function () {
   'use strict';
   var t0 = performance.now();
@@ -168,58 +168,13 @@
     pairs.forEach(function (p) { if (p[1] !== undefined && p[1] !== null) { g.appendChild(h('b', { text: p[0] })); g.appendChild(h('span', { text: p[1] })); } });
     return g;
   }
-  /* ---------------- links to one sample: #sample=<run key>/<sample id> */
-  function linkOf(i) { return '#sample=' + encodeURIComponent(R[S[i].r].key) + '/' + encodeURIComponent(S[i].id); }
-  function linkControls(i) {
-    var a = h('a', { cls: 'permalink', href: linkOf(i), title: 'link to this sample', text: 'link' });
-    var b = h('button', { cls: 'copylink', type: 'button', title: 'copy a link to this sample', text: 'copy link' });
-    b.addEventListener('click', function () {
-      var url = location.href.split('#')[0] + linkOf(i);
-      function said(t) { b.textContent = t; setTimeout(function () { b.textContent = 'copy link'; }, 1500); }
-      if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(url).then(function () { said('copied'); }, function () { fallback(); });
-      else fallback();
-      function fallback() {  /* file:// pages may have no clipboard API: select the link in a field */
-        var f = h('input', { cls: 'linkfield', value: url, readonly: 'readonly', 'aria-label': 'link' });
-        b.replaceWith(f); f.select();
-        try { document.execCommand('copy'); } catch (e) { /* the selected field is enough */ }
-      }
-    });
-    return h('span', { cls: 'links' }, a, b);
-  }
-  function sampleFromHash(hash) {  /* the index of the sample a #sample= link names, -1 if none in these runs, null if no link */
-    var m = /^#sample=([^/]*)\/(.*)$/.exec(hash || '');
-    if (!m) return null;
-    var key, id;
-    try { key = decodeURIComponent(m[1]); id = decodeURIComponent(m[2]); } catch (e) { return -1; }
-    var run = R.filter(function (r) { return r.key === key; })[0], i = run ? sampleAt(run.i, id) : undefined;
-    return i === undefined ? -1 : i;
-  }
-  function openFromHash() {
-    var i = sampleFromHash(location.hash);
-    if (i === null) return false;
-    st.focus = { i: i, hash: location.hash };
-    showTab('samples');
-    renderList();
-    window.scrollTo(0, 0);
-    return true;
-  }
-  function renderFocus(list) {
-    var f = st.focus, back = h('button', { type: 'button', cls: 'back', text: 'show all samples', onclick: function () {
-      st.focus = null; history.replaceState(null, '', '#samples'); renderList(); } });
-    list.appendChild(h('div', { cls: 'focus note' }, f.i >= 0 ? 'One sample, opened from its link. ' :
-      'No sample ' + f.hash.slice(8) + ' in these runs. ', back));
-    if (f.i >= 0) list.appendChild(card(f.i, false));
-    list.setAttribute('data-count', f.i >= 0 ? '1' : '0');
-    document.getElementById('f-count').textContent = f.i >= 0 ? '1 linked sample' : 'no such sample';
-    ['pager-top', 'pager-bottom'].forEach(function (id) { document.getElementById(id).innerHTML = ''; });
-  }
   function card(i, compact) {
     var s = full(i), run = R[S[i].r];
     if (!s) { pending = true; return h('div', { cls: (compact ? 'mini' : 'card') + ' pending', text: S[i].id + ': loading…' }); }
     var labels = Object.keys(s.l || {}).map(function (k) { return h('span', { cls: 'chip', text: k + ': ' + js(s.l[k]) }); });
     var outer = h('div', { cls: compact ? 'mini sample' : 'card sample', 'data-i': i, 'data-outcome': s.o },
       h('h3', null, h('span', { cls: 'badge o-' + s.o, text: s.o }), h('code', { text: s.id }),
-        h('span', { cls: 'run', text: run ? run.label + ' · ' + run.benchmark : '' }), linkControls(i)),
+        h('span', { cls: 'run', text: run ? run.label + ' · ' + run.benchmark : '' }), V.linkControls(i)),
       compact ? null : h('div', { cls: 'chips' }, labels));
     var c = h('div', { cls: 'text' }), md = media(s);
     outer.appendChild(compact || !md ? h('div', null, md, c) : h('div', { cls: 'body' }, md, c));
@@ -351,7 +306,7 @@
     p.appendChild(h('button', { text: 'next ›', cls: 'next', onclick: function () { if (st.page < pages - 1) { st.page++; renderList(); window.scrollTo(0, 0); } } }));
   }
   function renderList() {
-    if (st.focus) { var l = document.getElementById('list'); l.innerHTML = ''; renderFocus(l); return; }
+    if (st.focus) { var l = document.getElementById('list'); l.innerHTML = ''; V.renderFocus(l); return; }
     var idx = filtered(), its = items(idx), pages = Math.ceil(its.length / PAGE);
     if (st.page >= pages) st.page = Math.max(0, pages - 1);
     document.getElementById('f-count').textContent = idx.length + ' of ' + S.length + ' samples' + (st.group ? ' in ' + its.length + ' groups' : '');
@@ -372,7 +327,7 @@
     document.getElementById('f-group').addEventListener('change', function () { st.group = this.value; st.groupTouched = true; st.page = 0; renderList(); });
     /* any filter leaves a linked sample for the list again */
     ['change', 'input'].forEach(function (ev) { document.getElementById('controls').addEventListener(ev, function () { st.focus = null; }, true); });
-    window.addEventListener('hashchange', openFromHash);
+    window.addEventListener('hashchange', function () { V.openFromHash(); });
     var timer = null;
     document.getElementById('f-search').addEventListener('input', function () {
       var v = this.value; clearTimeout(timer);
@@ -385,7 +340,7 @@
     if (!byKey) { byKey = {}; S.forEach(function (s, i) { byKey[s.r + '\u0001' + s.id] = i; }); }
     return byKey[ri + '\u0001' + id];
   }
-  V.h = h; V.fmt = fmt; V.js = js; V.uniq = uniq; V.card = card; V.sampleAt = sampleAt; V.showTab = showTab;
+  V.h = h; V.fmt = fmt; V.js = js; V.uniq = uniq; V.st = st; V.renderList = renderList; V.card = card; V.sampleAt = sampleAt; V.showTab = showTab;
 
   V.start = function () {  /* called by the page once every script (this, summary.js, compare.js) is in */
   tabCounts();
@@ -399,7 +354,7 @@
   });
   if (location.hash === '#samples' || location.hash === '#compare' || location.hash === '#plots') showTab(location.hash.slice(1));
   else if (/^#compare=/.test(location.hash)) showTab('compare');
-  else openFromHash();
+  else V.openFromHash();
   document.body.setAttribute('data-start', String(Math.round(t0)));  /* ms since navigation start */
   document.body.setAttribute('data-ready', String(Math.round(performance.now() - t0)));
   };
