@@ -184,6 +184,9 @@ def test_compare_any_two_runs_and_swap_them(open_page, page_file, shots):
     panel = pg2.locator("#tab-compare .comparison")
     assert (panel.get_attribute("data-ia"), panel.get_attribute("data-ib")) == ("2", "0")
     assert pg2.input_value("#cmp-a") == "2" and pg2.errors == []
+    pg2.evaluate("() => { location.hash = '#compare=a/b'; }")  # followed on the open page
+    pg2.wait_for_function("document.querySelector('#tab-compare .comparison').dataset.ib === '1'")
+    assert pg2.locator("#tab-compare .comparison").get_attribute("data-ia") == "0" and pg2.errors == []
 
 
 def test_plots_name_runs_apart_and_carry_error_bars(open_page, page_file, shots):

@@ -138,5 +138,12 @@
     box.appendChild(h('div', { id: 'cmp-out' }));
     fill();
     show(false);
+    st.redraw = function () { fill(); show(false); };
   };
+  window.addEventListener('hashchange', function () {  /* a #compare= link followed on the open page */
+    if (!/^#compare=/.test(location.hash)) return;
+    var drawn = !!st.redraw;
+    if (fromHash() && drawn) st.redraw();
+    V.showTab('compare');
+  });
 })();
