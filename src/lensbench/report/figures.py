@@ -111,7 +111,8 @@ def dimension_bars(runs: Sequence[LoadedRun], metric: str, title: str, skip: Col
     out), one bar per run (named by :func:`plot_labels`) with its 95% CI as an error bar where
     :func:`run_cis` has one; None when there is nothing to draw."""
     rs = finished(runs)
-    blocks = [(name, r.result.metrics.get(metric) or {}) for name, r in zip(plot_labels(rs), rs)]  # type: ignore[union-attr]
+    blocks = [(name, r.result.metrics.get(metric) or {})  # type: ignore[union-attr]
+              for name, r in zip(plot_labels(rs), rs)]
     cis = [run_cis(r) for r in rs]
     cols: list[str] = []
     for _m, b in blocks:
@@ -149,7 +150,8 @@ def headline_bars(runs: Sequence[LoadedRun], benchmark: str) -> bytes | None:
         vals = [b.get(hl.column) if isinstance(b, dict) and isinstance(b.get(hl.column), (int, float)) else None
                 for b in blocks]
         if any(v is not None for v in vals):
-            panels.append((hl.metric if hl.named else "", hl.column, vals, [c.get((hl.metric, hl.category)) for c in cis]))
+            cells = [c.get((hl.metric, hl.category)) for c in cis]
+            panels.append((hl.metric if hl.named else "", hl.column, vals, cells))
     if not panels:
         return None
     pyplot = plt()

@@ -21,7 +21,8 @@ def figures(runs: Sequence[LoadedRun]) -> list[tuple[str, str, bytes]]:
     rs = finished(runs)
     out = []
     for metric, fig_no in (("QAcc", "Fig. 4"), ("SAcc", "Fig. 5")):
-        rows = [(name, r.result.metrics.get(metric) or {}) for name, r in zip(plot_labels(rs), rs)]  # type: ignore[union-attr]
+        rows = [(name, r.result.metrics.get(metric) or {})  # type: ignore[union-attr]
+                for name, r in zip(plot_labels(rs), rs)]
         cols: list[str] = []
         for _m, b in rows:
             cols += [c for c in b if c not in _SUMMARY and c not in cols]
