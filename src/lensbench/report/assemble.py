@@ -72,7 +72,7 @@ def viewer_page(run_dirs: Sequence[Path], *, embed: bool = True, figures: bool =
                 compare: bool = True, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, max_thumbs: int = 3000,
                 chunk: int | None = None, warn: Callable[[str], None] = lambda _msg: None):
     """``(html, image registry, runs)``: the viewer over ``run_dirs`` (any benchmarks): the benchmarks'
-    tables, the headline leaderboard (with CIs), every later run of a benchmark compared with its first
+    tables, the headline leaderboard (with CIs), every pair of runs of a benchmark compared
     (``compare``), the plots (``figures``; skipped with a warning when they cannot be drawn). A run's
     problems, and comparisons that cannot be made, go to ``warn``; a bad run never stops the page."""
     from lensbench.report.viewer import build_viewer
@@ -147,24 +147,31 @@ def _leaderboard_html(runs: Sequence[LoadedRun], n_resamples: int, seed: int) ->
     return md_to_html(render_leaderboard(lb, "md"))
 
 
+#: the most runs of one benchmark whose every pair is compared on the page (beyond it, each later run with the first)
+MAX_PAIRED_RUNS = 12
+
+
 def _comparisons(runs: Sequence[LoadedRun], n_resamples: int, seed: int,
                  warn: Callable[[str], None]) -> list[dict[str, Any]]:
-    """Every later run of a benchmark against its first run (A = first)."""
+    """Every pair of runs of a benchmark (A = the one given first), so the viewer can compare any two; a
+    benchmark with more than :data:`MAX_PAIRED_RUNS` runs: each later run against its first (the page
+    compares other pairs on outcomes alone, without CIs)."""
+    from itertools import combinations
+
     from lensbench.report.compare import compare_runs
 
-    out = []
-    first: dict[str, int] = {}
+    by_bench: dict[str, list[int]] = {}
     for i, r in enumerate(runs):
-        if r.records is None:
-            continue
-        if r.benchmark not in first:
-            first[r.benchmark] = i
-            continue
-        a = first[r.benchmark]
-        try:
-            cmp = compare_runs(runs[a], r, n_resamples=n_resamples, seed=seed)
-        except (ValueError, LensbenchError) as exc:
-            warn(f"no comparison of {runs[a].path} and {r.path}: {exc}")
-            continue
-        out.append({**cmp.to_json(), "ia": a, "ib": i})
+        if r.records is not None:
+            by_bench.setdefault(r.benchmark, []).append(i)
+    out = []
+    for idx in by_bench.values():
+        pairs = combinations(idx, 2) if len(idx) <= MAX_PAIRED_RUNS else ((idx[0], j) for j in idx[1:])
+        for a, b in pairs:
+            try:
+                cmp = compare_runs(runs[a], runs[b], n_resamples=n_resamples, seed=seed)
+            except (ValueError, LensbenchError) as exc:
+                warn(f"no comparison of {runs[a].path} and {runs[b].path}: {exc}")
+                continue
+            out.append({**cmp.to_json(), "ia": a, "ib": b})
     return out

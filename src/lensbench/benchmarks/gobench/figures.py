@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from lensbench.report.figures import finished, plt, png
+from lensbench.report.figures import finished, plot_labels, plt, png
 from lensbench.report.runs import LoadedRun
 from lensbench.scoring.metrics import correlation
 
@@ -15,7 +15,8 @@ __all__ = ["figures"]
 def figures(runs: Sequence[LoadedRun]) -> list[tuple[str, str, bytes]]:
     """``[("scatter", title, PNG)]`` per run: records' ``scores[dim]`` vs ``target[dim]``."""
     out = []
-    for r in finished(runs):
+    rs = finished(runs)
+    for name, r in zip(plot_labels(rs), rs):
         pts: dict[str, list[tuple[float, float]]] = defaultdict(list)
         for rec in r.records or []:
             if rec.outcome != "scored" or not isinstance(rec.target, dict):
@@ -36,7 +37,7 @@ def figures(runs: Sequence[LoadedRun]) -> list[tuple[str, str, bytes]]:
             ax.set_title(f"{d}: PLCC {plcc}, SRCC {srcc}, n={c['n']}", fontsize=8)
             ax.set_xlabel("human")
             ax.set_ylabel("model")
-        title = f"GOBench model vs human: {r.model}"
+        title = f"GOBench model vs human: {name}"
         fig.suptitle(title)
         out.append(("scatter", title, png(fig)))
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from lensbench.report.figures import finished, plt, png
+from lensbench.report.figures import finished, plot_labels, plt, png
 from lensbench.report.runs import LoadedRun
 
 __all__ = ["figures"]
@@ -14,7 +14,8 @@ __all__ = ["figures"]
 def figures(runs: Sequence[LoadedRun]) -> list[tuple[str, str, bytes]]:
     """``[("histogram", title, PNG)]`` per run: records' ``scores.iou`` by ``labels["L-1"]``."""
     out = []
-    for r in finished(runs):
+    rs = finished(runs)
+    for name, r in zip(plot_labels(rs), rs):
         by: dict[str, list[float]] = defaultdict(list)
         for rec in r.records or []:
             v = rec.scores.get("iou")
@@ -29,7 +30,7 @@ def figures(runs: Sequence[LoadedRun]) -> list[tuple[str, str, bytes]]:
             ax.axvline(0.5, color="grey", ls="--", lw=1)
             ax.set_title(f"{cat} (n={len(vals)})", fontsize=8)
             ax.set_xlabel("IoU")
-        title = f"GroundingME IoU per L-1: {r.model}"
+        title = f"GroundingME IoU per L-1: {name}"
         fig.suptitle(title)
         out.append(("histogram", title, png(fig)))
     return out

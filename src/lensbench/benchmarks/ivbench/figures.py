@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lensbench.report.figures import dimension_bars, finished, plt, png
+from lensbench.report.figures import dimension_bars, finished, plot_labels, plt, png
 from lensbench.report.runs import LoadedRun
 
 __all__ = ["figures", "sweep_curve"]
@@ -18,11 +18,11 @@ def sweep_curve(runs: Sequence[LoadedRun]) -> bytes | None:
     pyplot = plt()
     fig, ax = pyplot.subplots(figsize=(7, 3.6))
     chance = None
-    for r in rs:
+    for name, r in zip(plot_labels(rs), rs):
         sw = r.result.metrics["sweep"]  # type: ignore[union-attr]
         labels = [str(p.get("label") or f"{p.get('frames')}f/{p.get('resolution')}") for p in sw]
         ys = [(p.get("accuracy") or {}).get("Overall") for p in sw]
-        ax.plot(range(len(sw)), [y if y is not None else float("nan") for y in ys], marker="o", label=r.model)
+        ax.plot(range(len(sw)), [y if y is not None else float("nan") for y in ys], marker="o", label=name)
         for i, p in enumerate(sw):
             if ys[i] is not None:
                 ax.annotate(f"n={p.get('n')}", (i, ys[i]), fontsize=6, textcoords="offset points", xytext=(0, 5))

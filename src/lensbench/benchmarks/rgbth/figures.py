@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lensbench.benchmarks.rgbth.data import RGB_TH_TXT, RGB_TXT
-from lensbench.report.figures import finished, plt, png
+from lensbench.report.figures import finished, plot_labels, plt, png
 from lensbench.report.runs import LoadedRun
 
 __all__ = ["figures"]
@@ -14,13 +14,15 @@ _SUMMARY = {"Overall", RGB_TXT, RGB_TH_TXT}
 
 
 def figures(runs: Sequence[LoadedRun]) -> list[tuple[str, str, bytes]]:
-    """``[("heat map", title, PNG)]``: QAcc and SAcc per skill (columns) and model (rows)."""
+    """``[("heat map", title, PNG)]``: QAcc and SAcc per skill (columns) and run (rows, named by
+    :func:`lensbench.report.figures.plot_labels`: two runs of one model carry their tag/settings)."""
     import numpy as np
 
     rs = finished(runs)
     out = []
     for metric, fig_no in (("QAcc", "Fig. 4"), ("SAcc", "Fig. 5")):
-        rows = [(r.model, r.result.metrics.get(metric) or {}) for r in rs]  # type: ignore[union-attr]
+        rows = [(name, r.result.metrics.get(metric) or {})  # type: ignore[union-attr]
+                for name, r in zip(plot_labels(rs), rs)]
         cols: list[str] = []
         for _m, b in rows:
             cols += [c for c in b if c not in _SUMMARY and c not in cols]

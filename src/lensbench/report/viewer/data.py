@@ -18,7 +18,7 @@ from lensbench.report.coverage import run_coverage, run_status
 from lensbench.report.runs import LoadedRun
 from lensbench.report.viewer.media import ImageRegistry, frame_index
 
-__all__ = ["build_payload", "group_defaults"]
+__all__ = ["build_payload", "group_defaults", "run_labels", "run_keys"]
 
 
 def group_defaults(benchmarks: Sequence[str]) -> dict[str, list[str]]:
@@ -62,9 +62,24 @@ def _sample(ri: int, rec, images: ImageRegistry, frames: dict[str, Path]) -> dic
     return d
 
 
-def _label_id(run: LoadedRun, i: int, runs: Sequence[LoadedRun]) -> str:
-    same = [r for r in runs if r.model == run.model and r.benchmark == run.benchmark]
-    return run.model if len(same) == 1 else f"{run.model} ({run.path.name})"
+def run_labels(runs: Sequence[LoadedRun]) -> list[str]:
+    """The name of each run on the page: :func:`lensbench.report.figures.plot_labels` among the runs of its
+    benchmark (the model; its tag and differing settings where a model repeats), the same names the plots use."""
+    from lensbench.report.figures import plot_labels
+
+    out = [""] * len(runs)
+    for bench in dict.fromkeys(r.benchmark for r in runs):
+        idx = [i for i, r in enumerate(runs) if r.benchmark == bench]
+        for i, name in zip(idx, plot_labels([runs[i] for i in idx])):
+            out[i] = name
+    return out
+
+
+def run_keys(runs: Sequence[LoadedRun]) -> list[str]:
+    """The run's part of a sample link (``#sample=<key>/<sample id>``): the run folder's name, with ``~<i>``
+    (its position) where two folders share a name."""
+    names = [r.path.name or str(i) for i, r in enumerate(runs)]
+    return [n if names.count(n) == 1 else f"{n}~{i}" for i, n in enumerate(names)]
 
 
 def build_payload(runs: Sequence[LoadedRun], *, tables: dict[str, str] | None = None,
@@ -79,13 +94,14 @@ def build_payload(runs: Sequence[LoadedRun], *, tables: dict[str, str] | None = 
     images = ImageRegistry(embed=embed, max_thumbs=max_thumbs)
     samples: list[dict[str, Any]] = []
     run_docs = []
+    labels, keys = run_labels(runs), run_keys(runs)
     for ri, run in enumerate(runs):
         recs = run.records or []
         wanted = {s for r in recs for m in r.messages for p in m.get("content", []) if p.get("type") == "video"
                   for s in p.get("frames", [])}
         frames = frame_index(run.path, wanted) if wanted else {}
         res = run.result
-        run_docs.append({"i": ri, "benchmark": run.benchmark, "model": run.model, "label": _label_id(run, ri, runs),
+        run_docs.append({"i": ri, "benchmark": run.benchmark, "model": run.model, "label": labels[ri], "key": keys[ri],
                          "path": str(run.path), "complete": run.finished, "problems": run.problems,
                          "status": run_status(run), "coverage": run_coverage(run).text,
                          "counts": res.counts if res else {}, "metrics": res.metrics if res else {},

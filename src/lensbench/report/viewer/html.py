@@ -15,9 +15,12 @@ from typing import Any
 
 from lensbench.core.resources import read_text
 
-__all__ = ["render_page", "md_to_html", "read_page_data", "CHUNK"]
+__all__ = ["render_page", "md_to_html", "read_page_data", "CHUNK", "SCRIPTS"]
 
 _ASSETS = "lensbench.report.viewer"
+#: the page's scripts, inlined in this order into one ``<script>``: sortable tables, the core (data, samples),
+#: sample links, the summary and plot tabs, the compare tab; the page then calls ``lensbenchViewer.start()``
+SCRIPTS = ("sort.js", "viewer.js", "links.js", "summary.js", "compare.js")
 #: samples per detail chunk
 CHUNK = 400
 
@@ -39,7 +42,7 @@ def render_page(payload: dict[str, Any], title: str = "lensbench viewer", chunk:
     """
     page = read_text(_ASSETS, "assets", "viewer.html")
     css = read_text(_ASSETS, "assets", "viewer.css")
-    js = read_text(_ASSETS, "assets", "viewer.js")
+    js = "\n".join(read_text(_ASSETS, "assets", name) for name in SCRIPTS)
     index, chunks = _split(payload, chunk)
     blocks = [f'<script type="application/json" id="lensbench-c{k}">{_clean(c)}</script>' for k, c in enumerate(chunks)]
     values = {"TITLE": html.escape(title), "CSS": css, "JS": js, "INDEX": _clean(index),

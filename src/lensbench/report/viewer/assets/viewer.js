@@ -1,7 +1,9 @@
 /* lensbench run viewer: summary tables, a paginated per-sample browser, comparisons, plots.
    Data (see lensbench/report/viewer/html.py): #lensbench-index (runs, tables, comparisons, and per
    sample [run, id, outcome, labels]) before this script; sample details in chunks
-   #lensbench-c<k> ({d: [details], img: {sha: image}}) parsed on demand; #lensbench-figures. */
+   #lensbench-c<k> ({d: [details], img: {sha: image}}) parsed on demand; #lensbench-figures.
+   Each script has one job: sort.js sorts tables, links.js opens a sample from its link, summary.js draws the
+   summary and plots, compare.js the comparison tab; they share window.lensbenchViewer (V). */
 (function () {
   'use strict';
   var t0 = performance.now();
@@ -31,7 +33,8 @@
     return IMG[sha];
   }
   var PAGE = 25;
-  var st = { bench: '', run: '', outcome: '', labels: {}, group: '', q: '', page: 0 };
+  var st = { bench: '', run: '', outcome: '', labels: {}, group: '', q: '', page: 0, focus: null };
+  var V = window.lensbenchViewer = { D: D, R: R, S: S };
   var hay = null, byKey = null;
 
   function h(tag, attrs) {
@@ -79,37 +82,8 @@
   }
   function lateTabs() {  /* comparisons and plots need every chunk: render them once the page is parsed */
     if (document.readyState === 'loading') return;
-    if (st.tab === 'compare' && !done.compare) { done.compare = true; renderCompare(); }
-    if (st.tab === 'plots' && !done.plots) { done.plots = true; renderPlots(); }
-  }
-
-  /* ---------------- summary */
-  function renderSummary() {
-    var box = document.getElementById('tab-summary');
-    var benches = uniq(R.map(function (r) { return r.benchmark; }));
-    /* tables and notes are HTML made by lensbench.report.viewer.html.md_to_html (every text escaped) */
-    if (benches.length > 1) box.appendChild(h('nav', { cls: 'toc' }, h('span', { cls: 'note', text: 'Benchmarks:' }),
-      benches.map(function (b) { return h('a', { href: '#bench-' + encodeURIComponent(b), text: b }); })));
-    if (D.tables._leaderboard) box.appendChild(h('div', { cls: 'panel leaderboard', html: D.tables._leaderboard }));
-    benches.forEach(function (b) {
-      var runs = R.filter(function (r) { return r.benchmark === b; });
-      var sec = h('div', { cls: 'panel bench', 'data-bench': b, id: 'bench-' + encodeURIComponent(b) }, h('h2', null, b,
-        h('span', { cls: 'sub', text: runs.length + ' run' + (runs.length === 1 ? '' : 's') + ' · ' +
-          runs.reduce(function (n, r) { return n + (r.n || 0); }, 0) + ' samples' })));
-      if (D.tables[b]) sec.appendChild(h('div', { html: D.tables[b] }));
-      var rows = R.filter(function (r) { return r.benchmark === b; }).map(function (r) {
-        var c = r.counts || {};
-        return h('tr', null, h('td', { text: r.label }), h('td', { cls: 'note wrap', text: r.status || (r.complete ? 'complete' : 'unfinished') }),
-          h('td', { text: fmt(r.n) }), h('td', { text: fmt(c.n_unparseable) }), h('td', { text: fmt(c.n_empty || 0) }), h('td', { text: fmt(c.n_error) }),
-          h('td', { cls: 'note wrap', text: (r.problems || []).join('; ') }), h('td', { cls: 'path', text: r.path }));
-      });
-      sec.appendChild(h('h4', { text: 'Run folders' }));
-      sec.appendChild(h('div', { cls: 'tblwrap' }, h('table', { cls: 'tbl runs' }, h('thead', null, h('tr', null,
-        ['run', 'status', 'records', 'unparseable', 'empty replies', 'errors', 'problems', 'folder'].map(function (x) { return h('th', { text: x }); }))),
-        h('tbody', null, rows))));
-      box.appendChild(sec);
-    });
-    if (!R.length) box.appendChild(h('p', { cls: 'note', text: 'No runs.' }));
+    if (st.tab === 'compare' && !done.compare) { done.compare = true; V.renderCompare(); }
+    if (st.tab === 'plots' && !done.plots) { done.plots = true; V.renderPlots(); }
   }
 
   /* ---------------- images and boxes */
@@ -200,7 +174,7 @@
     var labels = Object.keys(s.l || {}).map(function (k) { return h('span', { cls: 'chip', text: k + ': ' + js(s.l[k]) }); });
     var outer = h('div', { cls: compact ? 'mini sample' : 'card sample', 'data-i': i, 'data-outcome': s.o },
       h('h3', null, h('span', { cls: 'badge o-' + s.o, text: s.o }), h('code', { text: s.id }),
-        h('span', { cls: 'run', text: run ? run.label + ' · ' + run.benchmark : '' })),
+        h('span', { cls: 'run', text: run ? run.label + ' · ' + run.benchmark : '' }), V.linkControls(i)),
       compact ? null : h('div', { cls: 'chips' }, labels));
     var c = h('div', { cls: 'text' }), md = media(s);
     outer.appendChild(compact || !md ? h('div', null, md, c) : h('div', { cls: 'body' }, md, c));
@@ -332,6 +306,7 @@
     p.appendChild(h('button', { text: 'next ›', cls: 'next', onclick: function () { if (st.page < pages - 1) { st.page++; renderList(); window.scrollTo(0, 0); } } }));
   }
   function renderList() {
+    if (st.focus) { var l = document.getElementById('list'); l.innerHTML = ''; V.renderFocus(l); return; }
     var idx = filtered(), its = items(idx), pages = Math.ceil(its.length / PAGE);
     if (st.page >= pages) st.page = Math.max(0, pages - 1);
     document.getElementById('f-count').textContent = idx.length + ' of ' + S.length + ' samples' + (st.group ? ' in ' + its.length + ' groups' : '');
@@ -350,6 +325,9 @@
     document.getElementById('f-run').addEventListener('change', function () { st.run = this.value; st.page = 0; renderList(); });
     document.getElementById('f-outcome').addEventListener('change', function () { st.outcome = this.value; st.page = 0; renderList(); });
     document.getElementById('f-group').addEventListener('change', function () { st.group = this.value; st.groupTouched = true; st.page = 0; renderList(); });
+    /* any filter leaves a linked sample for the list again */
+    ['change', 'input'].forEach(function (ev) { document.getElementById('controls').addEventListener(ev, function () { st.focus = null; }, true); });
+    window.addEventListener('hashchange', function () { V.openFromHash(); });
     var timer = null;
     document.getElementById('f-search').addEventListener('input', function () {
       var v = this.value; clearTimeout(timer);
@@ -362,71 +340,11 @@
     if (!byKey) { byKey = {}; S.forEach(function (s, i) { byKey[s.r + '\u0001' + s.id] = i; }); }
     return byKey[ri + '\u0001' + id];
   }
-  /* below lensbench.scoring.bootstrap.MIN_CLUSTERS clusters a row has neither CI nor p (SPEC General rules) */
-  function tooFew(r) { return r.too_few_clusters !== null && r.too_few_clusters !== undefined ? 'too few clusters (' + r.too_few_clusters + ')' : ''; }
-  function ciText(r) { return tooFew(r) || (r.low === null ? '-' : '[' + fmt(r.low) + ', ' + fmt(r.high) + ']'); }
-  function pText(r) {
-    if (tooFew(r)) return tooFew(r);
-    if (r.p_value === null) return '-';
-    return (r.p_value < 0.001 ? '<0.001' : r.p_value.toFixed(3)) + (r.exact ? ' (exact)' : '');
-  }
-  function renderCompare() {
-    var box = document.getElementById('tab-compare');
-    if (!D.comparisons.length) { box.appendChild(h('p', { cls: 'note', text: 'Give two or more runs of one benchmark to compare them.' })); return; }
-    if (D.comparisons.length > 1) box.appendChild(h('nav', { cls: 'toc' }, h('span', { cls: 'note', text: 'Comparisons:' }),
-      D.comparisons.map(function (c, ci) { return h('a', { href: '#cmp-' + ci, text: c.benchmark + ': ' + c.a + ' vs ' + c.b }); })));
-    D.comparisons.forEach(function (c, ci) {
-      var sec = h('div', { cls: 'panel comparison', 'data-ci': ci, id: 'cmp-' + ci },
-        h('h2', { text: c.benchmark + ': A = ' + c.a + '  vs  B = ' + c.b }),
-        h('p', { cls: 'note', text: c.n_shared + ' shared samples (' + c.n_only_a + ' only in A, ' + c.n_only_b + ' only in B); each run scored as its own result scores it, on the units both scored. ' + c.ci_note }));
-      var rows = c.rows.map(function (r) {
-        var cls = r.diff > 0 ? 'pos' : (r.diff < 0 ? 'neg' : '');
-        return h('tr', null, [r.metric + (r.setting ? ' [' + r.setting + ']' : ''), r.category, fmt(r.a), fmt(r.b)].map(function (x) { return h('td', { text: x }); }),
-          h('td', { cls: cls, text: fmt(r.diff) }), h('td', { text: ciText(r) }), h('td', { text: pText(r) }), h('td', { text: fmt(r.n) }));
-      });
-      var unit = (c.design && c.design.cluster ? c.design.cluster : 'unit') + 's';
-      sec.appendChild(h('div', { cls: 'tblwrap' }, h('table', { cls: 'tbl deltas' }, h('thead', null, h('tr', null, ['metric', 'category', 'A', 'B', 'A−B', '95% CI', 'p', unit].map(function (x) { return h('th', { text: x }); }))),
-        h('tbody', null, rows))));
-      if ((c.notes || []).length) sec.appendChild(h('ul', { cls: 'notes' }, c.notes.map(function (n) { return h('li', { text: n }); })));
-      sec.appendChild(h('h3', { text: c.flips.length + ' flipped samples' }));
-      if (c.flips.length) sec.appendChild(h('div', { cls: 'side heads' }, h('b', { text: 'A: ' + c.a }), h('b', { text: 'B: ' + c.b })));
-      var flips = h('div', { cls: 'flips' }), shown = 0;
-      function more() {
-        c.flips.slice(shown, shown + 20).forEach(function (f) {
-          var ia = sampleAt(c.ia, f.sample_id), ib = sampleAt(c.ib, f.sample_id);
-          flips.appendChild(h('div', { cls: 'side flip', 'data-id': f.sample_id },
-            ia === undefined ? h('div', { text: f.sample_id }) : card(ia, true), ib === undefined ? h('div', { text: f.sample_id }) : card(ib, true)));
-        });
-        shown += 20;
-        btn.hidden = shown >= c.flips.length;
-      }
-      var btn = h('button', { text: 'more', onclick: more });
-      sec.appendChild(flips); sec.appendChild(btn); more();
-      box.appendChild(sec);
-    });
-  }
+  V.h = h; V.fmt = fmt; V.js = js; V.uniq = uniq; V.st = st; V.renderList = renderList; V.card = card; V.sampleAt = sampleAt; V.showTab = showTab;
 
-  /* ---------------- plots */
-  function renderPlots() {
-    var box = document.getElementById('tab-plots'), figs = JSON.parse(document.getElementById('lensbench-figures').textContent);
-    box.classList.add('plots');
-    if (!figs.length) box.appendChild(h('p', { cls: 'note', text: 'No plots for these runs.' }));
-    figs.forEach(function (f) {  /* the title is drawn in the plot itself */
-      var im = h('img', { src: f.src, alt: f.title, title: f.title, loading: 'lazy' });
-      im.addEventListener('click', function () {
-        var body = document.getElementById('modal-body');
-        body.innerHTML = '';
-        body.appendChild(h('span', { cls: 'big' }, h('img', { src: f.src, alt: f.title })));
-        document.getElementById('modal').hidden = false;
-      });
-      var fig = h('figure', { 'data-title': f.title }, im);
-      im.addEventListener('load', function () { if (im.naturalWidth > 900) fig.classList.add('wide'); });  /* many panels: a whole row */
-      box.appendChild(fig);
-    });
-  }
-
+  V.start = function () {  /* called by the page once every script (this, summary.js, compare.js) is in */
   tabCounts();
-  renderSummary();
+  V.renderSummary();
   buildControls();
   wire();
   renderList();
@@ -435,6 +353,9 @@
     lateTabs();
   });
   if (location.hash === '#samples' || location.hash === '#compare' || location.hash === '#plots') showTab(location.hash.slice(1));
+  else if (/^#compare=/.test(location.hash)) showTab('compare');
+  else V.openFromHash();
   document.body.setAttribute('data-start', String(Math.round(t0)));  /* ms since navigation start */
   document.body.setAttribute('data-ready', String(Math.round(performance.now() - t0)));
+  };
 })();
