@@ -61,14 +61,14 @@ class Ranking:
 class Subset:
     """A named, reproducible item subset: ``name`` (benchmark, rule, size and a hash of the ids), ``rule`` in
     words, ``items`` (sorted ids), ``sha256`` of the ids joined by newlines, ``ranking`` its agreement with
-    the full set, and ``tried``: ``[(fraction, n_items, tau, low, high)]`` for every size tried."""
+    the full set, and ``tried``: ``[(fraction, n_items, tau, low, high, rule)]`` for every size and rule tried."""
 
     name: str
     rule: str
     items: list[str]
     sha256: str
     ranking: Ranking
-    tried: list[tuple[float, int, float, float | None, float | None]]
+    tried: list[tuple[float, int, float, float | None, float | None, str]]
 
     def to_json(self) -> dict:
         """The subset file's content."""
@@ -154,36 +154,48 @@ def _column_of(tables: Sequence[UnitTable]) -> dict[str, int]:
     return {u: int(np.flatnonzero(row > 0)[0]) for u, row in zip(t.units, t.den) if (row > 0).any()}
 
 
+def _pick(ranked: dict[int, list[tuple[float, str]]], size: dict[int, int], f: float) -> list[str]:
+    return sorted(i for c, lst in ranked.items() for _d, i in sorted(lst)[:max(1, int(np.ceil(f * size[c])))])
+
+
 def suggest_subset(m: ResponseMatrix, discrimination: np.ndarray, exclude: set[str], design: Design,
                    fractions: Sequence[float] = SUBSET_FRACTIONS, target: float = TAU_TARGET) -> Subset:
     """The smallest subset (of ``fractions`` of the items) whose ranking of the runs has Kendall tau >=
     ``target`` with the full set's, else the one of highest tau (the smaller on a tie).
 
-    Rule: leave out ``exclude`` (the flagged items) and items with no discrimination (NaN); within each
-    column of the headline table (RGB-Th-Bench: each skill, so the macro mean keeps every skill) keep the
-    ``ceil(fraction x column size)`` items of highest ``discrimination`` (ties by id). Selected and judged
-    on the same runs (in-sample): confirm on runs that were not used to pick it.
+    Two rules are tried at each size, both leaving out ``exclude`` (the flagged items) and both stratified by
+    column of the headline table (RGB-Th-Bench: each skill, so the macro mean keeps every skill), keeping
+    ``ceil(fraction x column size)`` items per column: ``disc``, the items of highest ``discrimination``
+    (NaN = none; ties by id), and ``strat``, a seeded random sample (``numpy.random.default_rng(design.seed)``
+    permutation of each column's items in id order); at a size where both reach the target, ``disc`` is
+    kept. Selected and judged on the same runs (in-sample): confirm on runs that were not used to pick it.
     """
     col = _column_of(headline_tables(m))
-    ranked: dict[int, list[tuple[float, str]]] = {}
-    for item, dsc in zip(m.items, discrimination):
-        if item in exclude or np.isnan(dsc) or item not in col:
-            continue
-        ranked.setdefault(col[item], []).append((-float(dsc), item))
     size = {c: sum(1 for i in m.items if col.get(i) == c) for c in set(col.values())}
+    by_disc: dict[int, list[tuple[float, str]]] = {}
+    by_draw: dict[int, list[tuple[float, str]]] = {}
+    rng = np.random.default_rng(design.seed)
+    for c in sorted(size):
+        ids = sorted(i for i in m.items if col.get(i) == c and i not in exclude)
+        by_draw[c] = list(zip(rng.permutation(len(ids)).astype(float), ids))
+    for item, dsc in zip(m.items, discrimination):
+        if item not in exclude and not np.isnan(dsc) and item in col:
+            by_disc.setdefault(col[item], []).append((-float(dsc), item))
     tried, best = [], None
     for f in fractions:
-        keep_ids = sorted(i for c, lst in ranked.items() for _d, i in sorted(lst)[:max(1, int(np.ceil(f * size[c])))])
-        keep = set(keep_ids)
-        _shifts, rk = compare_sets(m, keep.__contains__, design)
-        tried.append((f, len(keep_ids), rk.tau, rk.low, rk.high))
-        if best is None or rk.tau > best[2].tau:
-            best = (f, keep_ids, rk)
-        if rk.tau >= target:
+        for rule, ranked in (("disc", by_disc), ("strat", by_draw)):
+            keep_ids = _pick(ranked, size, f)
+            _shifts, rk = compare_sets(m, set(keep_ids).__contains__, design)
+            tried.append((f, len(keep_ids), rk.tau, rk.low, rk.high, rule))
+            if best is None or rk.tau > best[3].tau:
+                best = (f, rule, keep_ids, rk)
+        if best[3].tau >= target:
             break
     assert best is not None
-    f, ids, rk = best
+    f, rule, ids, rk = best
     sha = hashlib.sha256("\n".join(ids).encode()).hexdigest()
-    rule = (f"per headline column, the top {f:.0%} of unflagged items by point-biserial discrimination over "
-            f"{len(m.runs)} runs (ties by id)")
-    return Subset(f"{m.benchmark}-disc{round(100 * f)}-{sha[:8]}", rule, ids, sha, rk, tried)
+    words = ("point-biserial discrimination over {n} runs (ties by id)" if rule == "disc" else
+             "a seeded random draw (seed {seed}, each column's ids sorted, then numpy default_rng permutation)")
+    text = (f"per headline column, {f:.0%} of the unflagged items, chosen by "
+            + words.format(n=len(m.runs), seed=design.seed))
+    return Subset(f"{m.benchmark}-{rule}{round(100 * f)}-{sha[:8]}", text, ids, sha, rk, tried)

@@ -165,8 +165,8 @@ def to_markdown(rep: ItemReport, top: int = 20) -> str:
     sb = rep.subset
     out += ["", f"## Suggested subset `{sb.name}`", "", f"{len(sb.items)} items; rule: {sb.rule}. Kendall tau-b with "
             f"the full ranking: {_ci((sb.ranking.tau, sb.ranking.low, sb.ranking.high), 3)} (in-sample). "
-            f"sha256 of the ids: {sb.sha256}.", "", "| fraction | items | tau [95% CI] |", "|---|---|---|"]
-    out += [f"| {f:.0%} | {n} | {_ci((t, lo, hi), 3)} |" for f, n, t, lo, hi in sb.tried]
+            f"sha256 of the ids: {sb.sha256}.", "", "| fraction | rule | items | tau [95% CI] |", "|---|---|---|---|"]
+    out += [f"| {f:.0%} | {rule} | {n} | {_ci((t, lo, hi), 3)} |" for f, n, t, lo, hi, rule in sb.tried]
     return "\n".join(out) + "\n"
 
 

@@ -1,0 +1,58 @@
+"""``lensbench analyze items | judge``: is the benchmark sound? Item analysis and judge noise from stored runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from lensbench.core.console import fail, guard
+from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
+
+__all__ = ["analyze_app"]
+
+analyze_app = typer.Typer(help="Is the benchmark sound? Item analysis over many runs (difficulty, discrimination, "
+                               "2PL, flags, a smaller subset) and judge noise (re-judge a run's stored replies).",
+                          no_args_is_help=True)
+
+_FORMATS = ("md", "csv", "json")
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in _FORMATS:
+        fail(f"--format: {fmt!r} is not one of {', '.join(_FORMATS)}")
+
+
+@analyze_app.command("items")
+@guard
+def items_cmd(
+    run_dirs: Annotated[list[Path], typer.Argument(help="run folders of one benchmark (blind runs are recognised and "
+                                                        "used only for 'answerable without the image')",
+                                                   metavar="RUN_DIR")],
+    format: Annotated[str, typer.Option("--format", metavar="FORMAT", help="md, csv (one row per item) or json")] = "md",
+    out: Annotated[Optional[Path], typer.Option("--out", help="also write items.md, items.csv, items.json and the "
+                                                              "suggested subset-<name>.json to this folder")] = None,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, help="bootstrap resamples of every CI")] = DEFAULT_RESAMPLES,
+    seed: Annotated[int, typer.Option("--seed", help="seed of the bootstrap draw")] = 0,
+    irt: Annotated[bool, typer.Option("--irt/--no-irt", help="fit the 2PL item response model")] = True,
+) -> None:
+    """Per item: difficulty, point-biserial discrimination, 2PL; flags; the headline and ranking without the
+    flagged items (95% CIs over the benchmark's clusters); a smaller subset that ranks the runs alike."""
+    from lensbench.tools.analysis.items import analyze_items, to_csv, to_json, to_markdown, write_outputs
+
+    _check_format(format)
+    for d in run_dirs:
+        if not d.is_dir():
+            fail(f"{d}: not a folder (give lensbench run folders)")
+    rep = analyze_items(run_dirs, n_resamples=resamples, seed=seed, irt=irt)
+    if out is not None:
+        for p in write_outputs(rep, out):
+            typer.echo(f"wrote {p}", err=True)
+    if format == "md":
+        typer.echo(to_markdown(rep), nl=False)
+    elif format == "csv":
+        typer.echo(to_csv(rep), nl=False)
+    else:
+        typer.echo(json.dumps(to_json(rep), indent=1, ensure_ascii=False))
