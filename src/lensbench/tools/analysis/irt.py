@@ -94,7 +94,7 @@ def fit_2pl(x: np.ndarray, n_nodes: int = N_NODES, max_iter: int = 500) -> TwoPL
     n_obs = m.sum(axis=1)
     p0 = (y.sum(axis=1) + 0.5) / (n_obs + 1.0)
     start = np.concatenate([np.ones(n_items), np.log(p0 / (1 - p0))])
-    res = opt.minimize(objective, start, jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+    res = opt.minimize(objective, start, jac=True, method="L-BFGS-B", options={"maxiter": max_iter, "ftol": 1e-12, "gtol": 1e-7})
     a, c, _z, _lse, post = parts(res.x)
     with np.errstate(divide="ignore", invalid="ignore"):
         b = np.where(a != 0, -c / a, np.nan)
