@@ -116,7 +116,17 @@ def test_groundingme_best_of_n_knockout_rejudged(tmp_path):
                 "--no-progress", "--resamples", "200", "--format", "json")
         assert r.exit_code == 0, r.output
         assert counts["vlm"] == model_calls and counts["j2"] > 0
+        j1_calls = counts["j1"]
+        # the run's own judge, each pair shown swapped: a judge that always picks slot A now picks the later one
+        p = cli("analyze", "judge", str(run), "--permute", "--judge-base-url", srv.url, "--no-progress",
+                "--resamples", "200", "--format", "json")
+        assert p.exit_code == 0, p.output
+        assert counts["vlm"] == model_calls and counts["j1"] > j1_calls
     doc = json.loads(r.stdout[r.stdout.index("{"):])
+    swapped = _records(run / "analysis" / "judge-openai-j1-permuted" / "run" / "samples.jsonl")
+    assert {x["extra"]["selected_index"] for x in swapped.values()} == {2}
+    pdoc = json.loads(p.stdout[p.stdout.index("{"):])
+    assert pdoc["judges"] == ["j1", "j1"] and len(pdoc["disagreements"]) == pdoc["n_judged"] == 12
     first = _records(run / "samples.jsonl")
     second = _records(run / "analysis" / "judge-j2" / "run" / "samples.jsonl")
     # knockout of candidates 0, 1, 2: slot A always wins -> 0; slot B always wins -> 2
@@ -125,6 +135,19 @@ def test_groundingme_best_of_n_knockout_rejudged(tmp_path):
     assert doc["n_judged"] == len(first) and len(doc["disagreements"]) == len(first)
     assert doc["kappa"][0] == 0.0 and doc["agreement"] == 0.0  # p_o = p_e = 0
     assert doc["design"]["cluster"] == "sample"
+
+
+def test_permute_is_refused_where_the_judge_sees_no_order(tmp_path):
+    data, run = tmp_path / "data", tmp_path / "run"
+    assert cli("data", "demo", "if-bench", str(data)).exit_code == 0
+    counts: dict[str, int] = {}
+    with FakeOpenAIServer(_if_responder(counts)) as srv:
+        assert cli("run", "if-bench", "--data-dir", str(data), "--model", "openai:vlm", "--base-url", srv.url,
+                   "--judge-model", "openai:j1", "--judge-base-url", srv.url, "--out", str(run), "--limit", "2",
+                   "--no-progress").exit_code == 0
+        r = cli("analyze", "judge", str(run), "--permute", "--judge-base-url", srv.url)
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+    assert "--permute: if-bench's judge sees no choices in an order that could be changed" in r.output
 
 
 def test_a_run_without_a_judge_round_is_refused_in_one_line(rgbth_gen, tmp_path):

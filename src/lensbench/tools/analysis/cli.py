@@ -63,7 +63,11 @@ def items_cmd(
 def judge_cmd(
     run_dir: Annotated[Path, typer.Argument(help="a finished run whose benchmark has a judge round (IF-Bench answer "
                                                  "parser, GroundingME best-of-N)", metavar="RUN_DIR")],
-    judge_model: Annotated[str, typer.Option("--judge-model", help="the second judge's backend spec")],
+    judge_model: Annotated[Optional[str], typer.Option("--judge-model", help="the second judge's backend spec "
+                                                                         "(default: the run's own judge)")] = None,
+    permute: Annotated[bool, typer.Option("--permute", help="show the judge its choices in another order where the "
+                                                            "protocol allows (GroundingME best-of-N: each pair "
+                                                            "swapped)")] = False,
     judge_base_url: Annotated[Optional[list[str]], typer.Option("--judge-base-url", help="its endpoint(s)")] = None,
     judge_api_key_env: Annotated[str, typer.Option("--judge-api-key-env", help="environment variable with its "
                                                                                "API key")] = "OPENAI_API_KEY",
@@ -88,7 +92,7 @@ def judge_cmd(
         fail(f"--format: {format!r} is not one of md, json")
     if not run_dir.is_dir():
         fail(f"{run_dir}: not a folder (give a lensbench run folder)")
-    second = rejudge(run_dir, judge_model, name=name, judge_base_url=judge_base_url,
+    second = rejudge(run_dir, judge_model, permute=permute, name=name, judge_base_url=judge_base_url,
                      judge_api_key_env=judge_api_key_env, judge_model_arg=judge_model_arg, data_dir=data_dir,
                      concurrency=concurrency, progress=progress)
     noise = judge_noise(run_dir, second, n_resamples=resamples, seed=seed)

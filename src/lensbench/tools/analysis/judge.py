@@ -43,7 +43,11 @@ from lensbench.scoring.bootstrap import Design, cluster_counts, percentile_inter
 from lensbench.scoring.paired import PairedResult, paired_difference
 from lensbench.tools.analysis.matrix import item_clusters
 
-__all__ = ["rejudge_folder", "rejudge", "JudgeNoise", "judge_noise", "cohen_kappa", "verdict_of"]
+__all__ = ["rejudge_folder", "rejudge", "JudgeNoise", "judge_noise", "cohen_kappa", "verdict_of", "PERMUTABLE"]
+
+#: benchmark -> (option, value) that shows the judge its choices in another order. IF-Bench's Fig. 11 parser
+#: prompt holds the reply alone (no options to permute); GroundingME's pairwise knockout can swap each pair.
+PERMUTABLE: dict[str, tuple[str, str]] = {"groundingme": ("bon_judge_order", "swapped")}
 
 
 def rejudge_folder(run_dir: Path, judge_spec: str, name: str | None = None) -> Path:
@@ -52,12 +56,15 @@ def rejudge_folder(run_dir: Path, judge_spec: str, name: str | None = None) -> P
     return Path(run_dir) / "analysis" / ("judge-" + re.sub(r"[^A-Za-z0-9._-]+", "-", name or judge_spec).strip("-"))
 
 
-def rejudge(run_dir: str | Path, judge_spec: str, *, name: str | None = None, judge_base_url: list[str] | None = None,
+def rejudge(run_dir: str | Path, judge_spec: str | None, *, permute: bool = False, name: str | None = None,
+            judge_base_url: list[str] | None = None,
             judge_api_key_env: str = "OPENAI_API_KEY", judge_model_arg: list[str] | None = None,
             data_dir: Path | None = None, concurrency: int = 8, progress: bool = False, console=None) -> Path:
-    """Re-judge ``run_dir``'s stored model replies with ``judge_spec`` (module docstring); returns the new run
-    folder. Raises ConfigError (naming the folder) when it is no finished run, its benchmark has no judge
-    round with its options, or its data folder is gone (give ``data_dir``)."""
+    """Re-judge ``run_dir``'s stored model replies with ``judge_spec`` (None: the run's own judge), with the
+    choices shown in another order when ``permute`` (:data:`PERMUTABLE`); returns the new run folder (default
+    name: the spec, plus ``-permuted``). Raises ConfigError (naming the folder) when it is no finished run, its
+    benchmark has no judge round with its options, ``permute`` is asked where the protocol has no order to
+    change, no judge is given or recorded, or its data folder is gone (give ``data_dir``)."""
     from lensbench.runtime.runner import run_benchmark
     from lensbench.runtime.settings import RunSettings
 
@@ -66,13 +73,23 @@ def rejudge(run_dir: str | Path, judge_spec: str, *, name: str | None = None, ju
     if man is None:
         raise ConfigError(f"{run_dir}: no run.json (not a lensbench run folder)")
     cls = get_benchmark(str(man.get("benchmark")))
-    bench = cls(cls.Options(**(man.get("options") or {})))
+    options = dict(man.get("options") or {})
+    if permute:
+        if cls.name not in PERMUTABLE:
+            raise ConfigError(f"{run_dir}: --permute: {cls.name}'s judge sees no choices in an order that could be "
+                              f"changed (permutable: {', '.join(PERMUTABLE)})")
+        key, value = PERMUTABLE[cls.name]
+        options[key] = value
+    bench = cls(cls.Options(**options))
     if bench.judge_use() is None:
         raise ConfigError(f"{run_dir}: this {cls.name} run has no judge round to re-run ({bench.no_judge_reason()})")
+    judge_spec = judge_spec or man.get("judge_spec")
+    if not judge_spec:
+        raise ConfigError(f"{run_dir}: run.json records no judge: give --judge-model")
     data = Path(data_dir or man.get("data_dir") or "")
     if not data.is_dir():
         raise ConfigError(f"{run_dir}: run.json 'data_dir' {str(data)!r} is not a folder: give --data-dir")
-    folder = rejudge_folder(run_dir, judge_spec, name)
+    folder = rejudge_folder(run_dir, judge_spec + ("-permuted" if permute else ""), name)
     folder.mkdir(parents=True, exist_ok=True)
     replies = folder / "model-replies.jsonl"
     lines = [dumps_line(r) + "\n" for r in export_records(run_dir)]
