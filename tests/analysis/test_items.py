@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from items_fixture import BLIND_RIGHT, DUP, FALLS, MISKEYED, N_RUNS, items, truth, write_runs
 from lensbench.cli.main import app
+from lensbench.testing.runs import craft_run
 from lensbench.tools.analysis.classical import classical_stats
 from lensbench.tools.analysis.irt import fit_2pl
 from lensbench.tools.analysis.items import analyze_items
@@ -130,11 +131,14 @@ def test_cli_bad_input_is_one_line_and_exit_2(runs, tmp_path):
     dirs, _blind = runs
     not_run = tmp_path / "empty"
     not_run.mkdir()
-    for args in ([str(dirs[0]), str(not_run)], [str(dirs[0])], [str(dirs[0]), str(dirs[1]), "--format", "xml"]):
+    other = craft_run(tmp_path / "ifb", "if-bench", n=16)
+    for args in ([str(dirs[0]), str(not_run)], [str(dirs[0])], [str(dirs[0]), str(dirs[1]), "--format", "xml"],
+                 [str(dirs[0]), str(other)]):
         r = CliRunner().invoke(app, ["analyze", "items", *args])
         assert r.exit_code == 2, r.output
         assert r.output.strip().startswith("error:") and len(r.output.strip().splitlines()) == 1, r.output
         assert "Traceback" not in r.output
+    assert "different benchmarks (if-bench, rgb-th-bench)" in r.output
 
 
 def test_real_rgbth_replies_flag_the_contradictory_duplicate(rgbth_data, shared_data, tmp_path):

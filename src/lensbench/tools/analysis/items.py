@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 
+from lensbench.core.csvsafe import csv_cell
 from lensbench.scoring.bootstrap import Design
 from lensbench.tools.analysis.classical import ItemStats, classical_stats
 from lensbench.tools.analysis.flags import FLAGS, ItemFlags, flag_items
@@ -25,7 +26,7 @@ from lensbench.tools.analysis.impact import Ranking, Shift, Subset, compare_sets
 from lensbench.tools.analysis.irt import TwoPL, fit_2pl
 from lensbench.tools.analysis.matrix import ResponseMatrix, describe_run, load_matrix
 
-__all__ = ["ItemReport", "analyze_items", "to_markdown", "to_csv", "to_json", "ranked_items"]
+__all__ = ["ItemReport", "analyze_items", "to_markdown", "to_csv", "to_json", "ranked_items", "write_outputs"]
 
 
 @dataclass
@@ -85,9 +86,10 @@ def _row(rep: ItemReport, k: int) -> dict[str, Any]:
 
 
 def to_csv(rep: ItemReport) -> str:
-    """One row per item, most suspect first (:func:`ranked_items`)."""
+    """One row per item, most suspect first (:func:`ranked_items`); text a spreadsheet would evaluate is
+    quoted (:func:`lensbench.core.csvsafe.csv_cell`)."""
     buf = io.StringIO()
-    rows = [_row(rep, k) for k in ranked_items(rep)]
+    rows = [{k: csv_cell(v) for k, v in _row(rep, k).items()} for k in ranked_items(rep)]
     w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
     w.writeheader()
     w.writerows(rows)

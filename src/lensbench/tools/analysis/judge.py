@@ -155,9 +155,10 @@ class JudgeNoise:
     judges: tuple[str, str]
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-able dict."""
+        """JSON-able dict (an undefined kappa, e.g. one category only, is null)."""
         h = self.headline
-        return {"judges": list(self.judges), "n_judged": self.n, "kappa": list(self.kappa), "agreement": self.agreement,
+        kappa = [None if v is None or np.isnan(v) else float(v) for v in self.kappa]
+        return {"judges": list(self.judges), "n_judged": self.n, "kappa": kappa, "agreement": self.agreement,
                 "design": self.design.to_json(), "n_clusters": self.n_clusters,
                 "headline": None if h is None else {"metric": self.metric, "first": h.b, "second": h.a, "change": h.diff,
                                                     "low": h.low, "high": h.high, "p_value": h.p_value},

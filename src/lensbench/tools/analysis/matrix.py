@@ -30,7 +30,7 @@ from lensbench.report.runinfo import protocol_settings
 from lensbench.report.runs import LoadedRun, read_run, run_tables
 from lensbench.scoring.bootstrap import UnitTable
 
-__all__ = ["ResponseMatrix", "load_matrix", "is_blind", "question_key", "item_clusters"]
+__all__ = ["ResponseMatrix", "load_matrix", "is_blind", "question_key", "item_clusters", "describe_run"]
 
 _SCORE = {"correct": 1.0, "wrong": 0.0, "unparseable": 0.0}
 
@@ -175,5 +175,5 @@ def load_matrix(run_dirs: Sequence[str | Path]) -> ResponseMatrix:
 
 
 def describe_run(run: LoadedRun) -> dict[str, Any]:
-    """``{"label", "path", "settings"}`` of a run, for the JSON report."""
+    """``{"model", "path", "settings"}`` of a run, for the JSON report."""
     return {"model": run.model, "path": str(run.path), "settings": protocol_settings(run)}
