@@ -39,9 +39,9 @@ from lensbench.runtime.rebuild import load_for_report
 #: the top-level commands in help, group by group, in this order (the papers' tool groups close the list)
 PANELS: list[tuple[str, list[str]]] = [
     ("Run", ["run", "eval", "merge", "list"]),
-    ("Results", ["report", "view", "compare", "reproduce", "show", "export", "log"]),
+    ("Results", ["report", "view", "compare", "reproduce", "analyze", "show", "export", "log"]),
     ("Data", ["data"]),
-    ("Tools", ["repair", "copy"] + [name for name, _target in TOOL_GROUPS if name != "data"]),
+    ("Tools", ["repair", "copy"] + [name for name, _target in TOOL_GROUPS if name not in ("data", "analyze")]),
 ]
 app = typer.Typer(help="Evaluate multimodal LLMs on IF-Bench, RGB-Th-Bench, IV-Bench, GOBench and GroundingME "
                        "with their published protocols.", no_args_is_help=True, pretty_exceptions_enable=False,

@@ -17,6 +17,7 @@ TOOL_GROUPS: list[tuple[str, str]] = [
     ("groundingme", "lensbench.tools.groundingme.cli:groundingme_app"),
     ("review", "lensbench.tools.review.cli:review_app"),
     ("data", "lensbench.tools.data.cli:data_app"),
+    ("analyze", "lensbench.tools.analysis.cli:analyze_app"),
     ("train", "lensbench.cli.train:train_app"),
 ]
 

@@ -104,6 +104,9 @@ class GroundingME(Benchmark):
                                          "text-only judge reads both full responses) or mm-image-boxes (Table 10: "
                                          "multimodal judge sees the image and both boxes); the judge backend is "
                                          "--judge-model (or MODE:SPEC)")
+        bon_judge_order: Literal["as-drawn", "swapped"] = Field(
+            default="as-drawn", description="order of each pair shown to the best-of-N judge: as-drawn (Sec. 5.2: the "
+            "earlier candidate as A) or swapped (the later one as A, the verdict mapped back: a position-bias check)")
         judge_retries: int = Field(default=1, ge=0, le=5, description="retries of a judge call without a \\boxed{A|B} "
                                    "verdict before the fixed rule (candidate A, the lower sample index, advances)")
         resize_factor: int = Field(default=28, ge=1, description="abs-resized: smart-resize patch factor")
@@ -182,7 +185,8 @@ class GroundingME(Benchmark):
             parts = {sid: (ps[0][0].images[0], ps[0][0].messages[0].parts[-1].text) for sid, ps in pairs.items()}
             ctx.judged.update(await run_tournament(samples, cands, replies, parts, ctx, mode=self.judge_mode,
                                                    retries=self.options.judge_retries, n=self.options.best_of,
-                                                   bench_name=self.name))
+                                                   bench_name=self.name,
+                                                   swap=self.options.bon_judge_order == "swapped"))
         return self.score(samples, requests, replies, ctx)
 
     def requests(self, samples: Sequence[GMSample], images: dict[str, PreparedImage], ctx: RunContext) -> list[Request]:

@@ -72,11 +72,13 @@ def _judge_request(s: GMSample, a: int, b: int, rnd: int, attempt: int, *, tmpl:
 async def run_tournament(samples: list[GMSample], cands_all: dict[str, list[dict[str, Any]]],
                          replies: dict[str, StoredResponse], parts: dict[str, tuple[ImagePart, str]],
                          ctx: RunContext, *, mode: str, retries: int, n: int,
-                         bench_name: str = "groundingme") -> dict[str, Knockout]:
+                         bench_name: str = "groundingme", swap: bool = False) -> dict[str, Knockout]:
     """One knockout per item over its candidates (``cands_all[id][k]``, dicts with ``status``,
     ``parse``, ``raw_bbox``). Candidates whose request failed in transport are dropped before
     the first round (an item with none left keeps candidate 0). ``parts[id]`` = (image, prompt)
-    as sent to the model. Returns ``{item id: Knockout}``."""
+    as sent to the model. ``swap``: each pair is shown with the later candidate as A (``--bon-judge-order
+    swapped``) and the verdict is mapped back, so a judge without position bias picks the same winners.
+    Returns ``{item id: Knockout}``."""
     kind = judge_kind(mode)
     tmpl = load_prompt("judge_text" if kind == "text" else "judge_mm")
     by_id = {s.id: s for s in samples}
@@ -87,13 +89,18 @@ async def run_tournament(samples: list[GMSample], cands_all: dict[str, list[dict
 
     def make(item: str, a: int, b: int, rnd: int, attempt: int) -> Request:
         part, prompt = parts[item]
-        return _judge_request(by_id[item], a, b, rnd, attempt, tmpl=tmpl, kind=kind, cands=cands_all[item],
+        first, second = (b, a) if swap else (a, b)
+        return _judge_request(by_id[item], first, second, rnd, attempt, tmpl=tmpl, kind=kind, cands=cands_all[item],
                               replies=replies, part=part, prompt=prompt, n=n, bench_name=bench_name)
+
+    def verdict(text: str | None) -> str | None:
+        v = parse_judge_verdict(text)
+        return {"A": "B", "B": "A"}.get(v, v) if swap and v is not None else v
 
     async def gen(reqs, label):
         return await ctx.generate(reqs, label=label)
 
-    return await run_knockouts(entrants, make, gen, parse_judge_verdict, retries=retries, label="groundingme-judge")
+    return await run_knockouts(entrants, make, gen, verdict, retries=retries, label="groundingme-judge")
 
 
 def bon_summary(cands: list[dict[str, Any]], selected: int, n: int) -> dict[str, Any]:
