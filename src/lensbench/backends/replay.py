@@ -139,8 +139,9 @@ class ReplayBackend(Backend):
         self.media: dict[str, tuple[str, tuple[Media, ...]]] = {}
         self.index = self._exports([(w, rec) for w, f, rec, _r in rows if f is None])
         self._checks = []
-        #: lines for the run's notes (what a foreign format read, which answer extraction applies)
-        self.notes: list[str] = []
+        self._notes: list[str] = []
+        self._foreign: dict[Any, str] = {}  # a foreign row's key -> where it is (rows no request asks for are noted)
+        self._used: set[Any] = set()
         for fmt in formats:
             mine = [(rec, r) for _w, f, rec, r in rows if f is fmt]
             if mine:
@@ -149,7 +150,8 @@ class ReplayBackend(Backend):
                 if read.check is not None:
                     self._checks.append(read.check)
                 if read.note:
-                    self.notes.append(read.note)
+                    self._notes.append(read.note)
+                    self._foreign.update((k, v.get("where", repr(k))) for k, v in read.index.items())
         self.fingerprint = f"replay:{file_sha256(self.path)[:16]}:{self.display_name}"
 
     def _exports(self, rows: list[tuple[str, _Exported]]) -> dict[Any, dict[str, str]]:
@@ -190,13 +192,27 @@ class ReplayBackend(Backend):
             for check in self._checks:
                 check(request)
             rec = self.index.get(tuple(match))
+            if rec is not None:
+                self._used.add(tuple(match))
         if rec is None:
             rec = self.index.get(request.id)
+            if rec is not None:
+                self._used.add(request.id)
             if rec is not None and request.id in self.media:
                 self._check_media(request)
         if rec is not None and "probe" in rec:
             return _probed(rec, request)
         return rec
+
+    @property
+    def notes(self) -> list[str]:
+        """Lines for the run's notes: what each foreign format read (which answer extraction applies, rows that
+        name no item) and the rows no request of this run asked for (items outside it, or replies already
+        stored by an earlier attempt), never scored."""
+        unused = [w for k, w in self._foreign.items() if k not in self._used]
+        if not unused:
+            return list(self._notes)
+        return [*self._notes, f"{len(unused)} rows were not asked for by this run (not scored): {', '.join(unused[:5])}"]
 
     async def generate(self, request: Request) -> Completion:
         rec = self._lookup(request)

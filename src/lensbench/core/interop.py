@@ -123,8 +123,9 @@ class _Rows:
         except ValueError as exc:
             self.unmatched.append(f"{where}: {exc}")
             return
+        entry = dict(entry, where=f"{self.path.name} {where}")
         if u.probe:
-            entry = dict(entry, probe=norm_text(u.probe), where=f"{self.path.name} {where}")
+            entry["probe"] = norm_text(u.probe)
         key = u.key
         if key in self.index:
             old = {k: v for k, v in self.index[key].items() if k in ("text", "error")}
