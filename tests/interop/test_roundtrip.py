@@ -87,3 +87,31 @@ def test_export_refuses_a_format_without_a_file_and_an_unknown_format(runs, tmp_
     assert r.exit_code == 2 and "--format must be" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(app, ["export", str(run), "--format", "lmms-eval", "--out", str(tmp_path / "x.tsv")])
     assert r.exit_code == 2 and "writes a .jsonl file" in r.output
+
+
+@pytest.mark.parametrize("fmt", ["vlmevalkit-tsv", "lmms-eval"])
+def test_failed_calls_stay_failures_through_export_and_import(runs, tmp_path, fmt):
+    data, run = runs["rgb-th-bench"]
+    own = tmp_path / "own.jsonl"
+    _cli("export", str(run), "--out", str(own))
+    lines = [json.loads(x) for x in own.read_text(encoding="utf-8").splitlines()]
+    for rec in lines[:2]:  # two recorded transport failures, and one request with no reply at all
+        rec.pop("text"), rec.update(error="HTTP 503")
+    own.write_text("".join(json.dumps(x) + "\n" for x in lines[:-1]), encoding="utf-8")
+    failed = tmp_path / "failed"
+    r = CliRunner().invoke(app, ["run", "rgb-th-bench", "--data-dir", str(data), "--model", f"replay:{own}",
+                                 "--out", str(failed), "--no-progress"])
+    assert r.exit_code == 3, r.output
+    exported = tmp_path / f"failed{FORMATS[fmt]}"
+    _cli("export", str(failed), "--format", fmt, "--out", str(exported))
+    again = tmp_path / "again"
+    r = CliRunner().invoke(app, ["run", "rgb-th-bench", "--data-dir", str(data), "--model", f"predictions:{exported}",
+                                 "--out", str(again), "--no-progress"])
+    assert r.exit_code == 3, r.output
+    first = json.loads((failed / "result.json").read_text(encoding="utf-8"))
+    second = json.loads((again / "result.json").read_text(encoding="utf-8"))
+    assert first["counts"]["n_error"] == second["counts"]["n_error"] == 3
+    assert second["metrics"] == first["metrics"]
+    outcomes = {k: v[1] for k, v in _samples(again).items()}
+    assert outcomes == {k: v[1] for k, v in _samples(failed).items()}
+    assert "wrong" not in {outcomes[lines[0]["request_id"]], outcomes[lines[-1]["request_id"]]}

@@ -39,12 +39,14 @@ FORMATS = {"vlmevalkit-tsv": ".tsv", "vlmevalkit-xlsx": ".xlsx", "lmms-eval": ".
 
 def _mapping(run_dir: Path) -> tuple[InteropMap, list[dict[str, Any]]]:
     """The run's benchmark map and its records (dicts, file order). ConfigError for a folder that is not a
-    finished run, or a benchmark with no map."""
+    finished run, a best-of-N run (GroundingME ``--best-of``), or a benchmark with no map."""
     man = read_manifest(run_dir)
     samples = run_dir / "samples.jsonl"
     if not man or not samples.is_file():
         raise ConfigError(f"{run_dir}: no run.json and samples.jsonl (not a finished lensbench run folder)")
     name = man.get("benchmark")
+    if int((man.get("options") or {}).get("best_of") or 1) > 1:
+        raise ConfigError(f"{run_dir}: a best-of-N run has N replies per item; VLMEvalKit and lmms-eval rows hold one")
     mapping = get_benchmark(str(name)).interop
     if mapping is None:
         raise ConfigError(f"{run_dir}: benchmark {name!r} declares no VLMEvalKit / lmms-eval layout")
