@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,19 @@ def test_vlmevalkit_gobench_integer_indices_are_the_rows_of_gobench_tsv(demo, tm
         got = recs[by_index[row["index"]]]
         assert got["answer"]["aesthetics"] == 1 + k % 5 and got["answer"]["fidelity"] == 5 - k % 5
         assert got["answer"]["authenticity"] == 3.5
+    # exported back, each image's row carries its human means in VLMEvalKit's 'answer' text, and scores the same
+    back = tmp_path / "back.tsv"
+    r = CliRunner().invoke(app, ["export", str(out), "--format", "vlmevalkit-tsv", "--out", str(back)])
+    assert r.exit_code == 0, r.output
+    numbers = {row["index"]: re.findall(r"[\d.]+", row["answer"]) for row in tsv}
+    for row in _tsv_rows(back):
+        k = next(i for i, rec in by_index.items() if rec == row["index"])  # exported index: the record index
+        assert [float(x) for x in re.findall(r"[\d.]+", row["answer"])] == [float(x) for x in numbers[k]]
+    again = tmp_path / "again"
+    r = _run("gobench", data, back, again, "--human-ratings", str(data / "GOBench.tsv"))
+    assert r.exit_code == 0, r.output
+    first, second = (json.loads((d / "result.json").read_text(encoding="utf-8")) for d in (out, again))
+    assert second["metrics"] == first["metrics"] and first["metrics"]["SPS"]["Aesthetics"] is not None
 
 
 def test_vlmevalkit_gobench_integer_indices_without_the_tsv_match_nothing(demo, tmp_path):

@@ -212,7 +212,8 @@ class ReplayBackend(Backend):
         unused = [w for k, w in self._foreign.items() if k not in self._used]
         if not unused:
             return list(self._notes)
-        return [*self._notes, f"{len(unused)} rows were not asked for by this run (not scored): {', '.join(unused[:5])}"]
+        shown = ", ".join(unused[:5])
+        return [*self._notes, f"{len(unused)} rows were not asked for by this run (not scored): {shown}"]
 
     async def generate(self, request: Request) -> Completion:
         rec = self._lookup(request)

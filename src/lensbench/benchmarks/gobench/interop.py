@@ -32,9 +32,9 @@ def _gt_text(target: Any) -> str:
     """VLMEvalKit's ``answer`` cell of a record's human ground truth ("" without one)."""
     if not isinstance(target, dict):
         return ""
-    lines = [(f"Reality Assessment Score: {target['authenticity']:g}" if target.get("authenticity") is not None else ""),
-             (f"Aesthetics Rating: {target['aesthetics']:g}" if target.get("aesthetics") is not None else ""),
-             (f"Instruction Consistency Rating: {target['fidelity']:g}" if target.get("fidelity") is not None else "")]
+    names = (("authenticity", "Reality Assessment Score"), ("aesthetics", "Aesthetics Rating"),
+             ("fidelity", "Instruction Consistency Rating"))
+    lines = [f"{label}: {target[key]:g}" for key, label in names if target.get(key) is not None]
     return "\n".join(x for x in lines if x)
 
 
