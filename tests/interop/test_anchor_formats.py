@@ -48,9 +48,11 @@ def _tsv_rows(path: Path) -> list[dict[str, str]]:
 
 
 def _write_predictions(path: Path, columns: list[str], rows: list[dict]) -> None:
-    """A VLMEvalKit predictions TSV (pandas ``to_csv(sep='\\t', index=False)``: minimal quoting)."""
+    """A VLMEvalKit predictions TSV as ``vlmeval/smp/file.py`` ``dump`` writes it: pandas
+    ``to_csv(sep='\\t', index=False, quoting=csv.QUOTE_ALL)``, every cell quoted, the header too."""
     with path.open("w", encoding="utf-8", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=columns, delimiter="\t", extrasaction="ignore", lineterminator="\n")
+        w = csv.DictWriter(fh, fieldnames=columns, delimiter="\t", extrasaction="ignore", lineterminator="\n",
+                           quoting=csv.QUOTE_ALL)
         w.writeheader()
         w.writerows(rows)
 

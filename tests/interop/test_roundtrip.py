@@ -4,6 +4,7 @@ benchmarks on their demo data."""
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import json
 from pathlib import Path
@@ -65,7 +66,7 @@ def test_export_then_import_gives_the_same_metrics(runs, tmp_path, bench, fmt):
         assert {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "doc_hash"} <= set(lines[0])
         assert lines[0]["resps"] == [[lines[0]["filtered_resps"][0]]]
     elif fmt == "vlmevalkit-tsv":
-        header = exported.read_text(encoding="utf-8").split("\n", 1)[0].split("\t")
+        header = next(csv.reader(exported.open(encoding="utf-8", newline=""), delimiter="\t"))
         assert header[0] == "index" and header[-1] == "prediction"
     again = tmp_path / "again"
     r = CliRunner().invoke(app, ["run", bench, "--data-dir", str(data), "--model", f"predictions:{exported}",

@@ -91,7 +91,7 @@ def _lines(text: str) -> list[str]:
 
 def write_table(path: str | Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
     """Write ``rows`` (dicts; a missing key is an empty cell) under the header ``columns`` as ``.tsv`` / ``.csv``
-    (UTF-8, quoted where a cell holds a tab, comma, quote or newline) or ``.xlsx`` (openpyxl). Raises
+    (UTF-8, every cell quoted, as VLMEvalKit's ``dump`` writes them) or ``.xlsx`` (openpyxl). Raises
     MissingExtraError for ``.xlsx`` without openpyxl, ValueError for another suffix."""
     path = Path(path)
     suffix = path.suffix.lower()
@@ -106,7 +106,7 @@ def write_table(path: str | Path, columns: Sequence[str], rows: Sequence[dict[st
     if suffix not in (".tsv", ".csv"):
         raise ValueError(f"{path}: a table is .tsv, .csv or .xlsx")
     with path.open("w", encoding="utf-8", newline="") as fh:
-        w = csv.writer(fh, delimiter="\t" if suffix == ".tsv" else ",", lineterminator="\n")
+        w = csv.writer(fh, delimiter="\t" if suffix == ".tsv" else ",", lineterminator="\n", quoting=csv.QUOTE_ALL)
         w.writerow(columns)
         for r in rows:
             w.writerow([cell_text(r.get(c, "")) for c in columns])
