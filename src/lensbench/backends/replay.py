@@ -13,6 +13,11 @@ Formats read:
   ``BackendConfig.replay_formats``; e.g. RGB-Th-Bench's third-party result files): a record holding a
   format's fields is read by it and matched on the key the benchmark's requests carry in
   ``meta["replay_match"]``; the format may refuse a request it cannot answer (ConfigError).
+* other harnesses' predictions (``--model predictions:FILE``, the same backend): VLMEvalKit tables
+  (``.tsv`` / ``.csv`` / ``.xlsx``, read by :mod:`lensbench.core.tabular`) and lmms-eval samples JSONL, through
+  the benchmark's :class:`~lensbench.core.interop.InteropMap` (:mod:`lensbench.core.interop`). A row whose
+  question is not in the matched request's prompt answers nothing (the item is ``missing``, an error);
+  :attr:`ReplayBackend.notes` says what was read, which extraction applies and which rows no request asked for.
 
 A recorded error is replayed as an error, never as an answer. A file holding several models' replies
 needs ``--replay-model NAME``. Every record is checked before anything is replayed: a field of the
