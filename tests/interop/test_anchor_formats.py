@@ -109,6 +109,7 @@ def test_vlmevalkit_groundingme_predictions_are_scored_and_unmatched_rows_are_mi
     note = " ".join(doc["extra"]["predictions"])
     assert "VLMEvalKit predictions" in note and "GroundingME box parser" in note
     assert "1 rows were not asked for" in note and "index 999" in note
+    assert "predictions: VLMEvalKit predictions Qwen2.5-VL-7B_GroundingME.tsv: 13 rows read" in r.output
 
 
 def test_lmms_eval_groundingme_samples_use_the_raw_reply_not_the_filtered_one(demo, tmp_path):

@@ -35,4 +35,4 @@ def test_real_replies_survive_export_and_import(rgbth_data, tmp_path, name, mode
                if json.loads(line)["outcome"] != "error")
     note = " ".join(b["extra"]["predictions"])
     assert "rows were not asked for" not in note and "match no item" not in note
-    assert f"{n_ok if fmt == 'lmms-eval' else 1624} rows matched" in note
+    assert f"{n_ok if fmt == 'lmms-eval' else 1624} rows read" in note

@@ -77,7 +77,7 @@ def test_export_then_import_gives_the_same_metrics(runs, tmp_path, bench, fmt):
     assert second["metrics"] == first["metrics"]
     assert _samples(again) == _samples(run)
     note = " ".join(second["extra"]["predictions"])
-    assert f"{n_records} rows matched" in note and "not used" in note  # which extraction lensbench applied
+    assert f"{n_records} rows read" in note and "not used" in note  # which extraction lensbench applied
 
 
 def test_export_refuses_a_format_without_a_file_and_an_unknown_format(runs, tmp_path):

@@ -138,7 +138,7 @@ class _Rows:
         self.first[key] = where
 
     def read(self, extraction: str) -> ReplayRead:
-        note = f"{self.what} {self.path.name}: {len(self.index)} rows matched; {extraction}"
+        note = f"{self.what} {self.path.name}: {len(self.index)} rows read; {extraction}"
         if self.unmatched:
             note += f"; {len(self.unmatched)} rows match no item (not scored): " + "; ".join(self.unmatched[:5])
         return ReplayRead(self.index, None, note)
