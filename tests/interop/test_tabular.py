@@ -54,3 +54,9 @@ def test_xlsx_without_openpyxl_names_the_extra(tmp_path):
     (tmp_path / "q.xlsx").write_bytes(b"PK")
     with pytest.raises(LensbenchError, match=r"lensbench\[interop\]"):
         read_table(tmp_path / "q.xlsx")
+
+
+@pytest.mark.skipif(not HAS_XLSX, reason="openpyxl is not installed")
+def test_a_control_character_is_refused_in_xlsx_not_stripped(tmp_path):
+    with pytest.raises(DataError, match="row 1: column 'prediction' holds a control character"):
+        write_table(tmp_path / "p.xlsx", ["index", "prediction"], [{"index": 0, "prediction": "a\x01b"}])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +18,9 @@ from typing import Any
 
 from lensbench.core.errors import DataError
 from lensbench.core.extras import MissingExtraError
+
+#: characters an .xlsx cell cannot hold (XML 1.0: C0 controls other than tab, newline, carriage return)
+_XLSX_ILLEGAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 __all__ = ["TABLE_SUFFIXES", "is_table", "read_table", "write_table", "cell_text"]
 
@@ -92,15 +96,21 @@ def _lines(text: str) -> list[str]:
 def write_table(path: str | Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
     """Write ``rows`` (dicts; a missing key is an empty cell) under the header ``columns`` as ``.tsv`` / ``.csv``
     (UTF-8, every cell quoted, as VLMEvalKit's ``dump`` writes them) or ``.xlsx`` (openpyxl). Raises
-    MissingExtraError for ``.xlsx`` without openpyxl, ValueError for another suffix."""
+    MissingExtraError for ``.xlsx`` without openpyxl, DataError for a cell an ``.xlsx`` cannot store (a C0
+    control character), ValueError for another suffix."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".xlsx":
         wb = _openpyxl().Workbook()
         ws = wb.active
         ws.append(list(columns))
-        for r in rows:
-            ws.append([r.get(c, "") for c in columns])
+        for i, r in enumerate(rows, 1):
+            cells = [r.get(c, "") for c in columns]
+            bad = next((c for c, v in zip(columns, cells) if isinstance(v, str) and _XLSX_ILLEGAL.search(v)), None)
+            if bad is not None:  # openpyxl would refuse the cell; a silent strip would change the reply
+                raise DataError(path, f"row {i}: column {bad!r} holds a control character an .xlsx cell cannot "
+                                      "store; write a .tsv instead", field=bad)
+            ws.append(cells)
         wb.save(path)
         return
     if suffix not in (".tsv", ".csv"):
