@@ -64,6 +64,9 @@ PROVIDERS: dict[str, Provider] = {
                        "OpenAI-compatible chat completions: openai:MODEL [--base-url URL ...]"),
     "replay": Provider("lensbench.backends.replay:make",
                        "recorded replies: replay:PATH (lensbench export JSONL or RGB-Th-Bench result files)"),
+    "predictions": Provider("lensbench.backends.replay:make",
+                            "another harness's predictions: predictions:PATH (VLMEvalKit .xlsx/.tsv, lmms-eval "
+                            "--log_samples .jsonl; docs/interop.md)"),
     "llamacpp": Provider("lensbench.backends.llamacpp:make",
                          "local GGUF model via llama.cpp (xllamacpp): llamacpp:PATH.gguf[?ctx=8192&parallel=2&threads=N]",
                          "lensbench.backends.llamacpp:LlamaCppSettings"),

@@ -13,6 +13,11 @@ Formats read:
   ``BackendConfig.replay_formats``; e.g. RGB-Th-Bench's third-party result files): a record holding a
   format's fields is read by it and matched on the key the benchmark's requests carry in
   ``meta["replay_match"]``; the format may refuse a request it cannot answer (ConfigError).
+* other harnesses' predictions (``--model predictions:FILE``, the same backend): VLMEvalKit tables
+  (``.tsv`` / ``.csv`` / ``.xlsx``, read by :mod:`lensbench.core.tabular`) and lmms-eval samples JSONL, through
+  the benchmark's :class:`~lensbench.core.interop.InteropMap` (:mod:`lensbench.core.interop`). A row whose
+  question is not in the matched request's prompt answers nothing (the item is ``missing``, an error);
+  :attr:`ReplayBackend.notes` says what was read, which extraction applies and which rows no request asked for.
 
 A recorded error is replayed as an error, never as an answer. A file holding several models' replies
 needs ``--replay-model NAME``. Every record is checked before anything is replayed: a field of the
@@ -30,13 +35,23 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from lensbench.core.errors import ConfigError, DataError, TransportError
+from lensbench.core.interop import norm_text
 from lensbench.core.jsonl import parse_jsonl
+from lensbench.core.tabular import is_table, read_table
 from lensbench.core.replay import (Media, ReplayFormat, describe_media, logged_media, request_media, same_media,
                                    validated)
-from lensbench.core.types import Completion, Request, file_sha256
+from lensbench.core.types import Completion, Request, TextPart, file_sha256
 from lensbench.backends.base import Backend, BackendConfig
 
 __all__ = ["ReplayBackend"]
+
+
+def _read_records(path: Path) -> list[tuple[str, Any]]:
+    """``[(where, record)]`` of a table (``.tsv`` / ``.csv`` / ``.xlsx``: :func:`lensbench.core.tabular.read_table`)
+    or a JSON / JSON-lines file (:func:`_read_json_or_jsonl`)."""
+    if is_table(path):
+        return list(read_table(path))
+    return _read_json_or_jsonl(path)
 
 
 def _read_json_or_jsonl(path: Path) -> list[tuple[str, Any]]:
@@ -115,7 +130,7 @@ class ReplayBackend(Backend):
         self.path = Path(path)
         if not self.path.is_file():
             raise DataError(self.path, "replay file not found")
-        rows = [(where, *_checked(self.path, where, r, formats), r) for where, r in _read_json_or_jsonl(self.path)]
+        rows = [(where, *_checked(self.path, where, r, formats), r) for where, r in _read_records(self.path)]
         models = sorted({rec.model for _w, _f, rec, _r in rows if rec.model is not None})
         if model is not None:
             if model not in models:
@@ -129,6 +144,9 @@ class ReplayBackend(Backend):
         self.media: dict[str, tuple[str, tuple[Media, ...]]] = {}
         self.index = self._exports([(w, rec) for w, f, rec, _r in rows if f is None])
         self._checks = []
+        self._notes: list[str] = []
+        self._foreign: dict[Any, str] = {}  # a foreign row's key -> where it is (rows no request asks for are noted)
+        self._used: set[Any] = set()
         for fmt in formats:
             mine = [(rec, r) for _w, f, rec, r in rows if f is fmt]
             if mine:
@@ -136,6 +154,9 @@ class ReplayBackend(Backend):
                 self.index.update(read.index)
                 if read.check is not None:
                     self._checks.append(read.check)
+                if read.note:
+                    self._notes.append(read.note)
+                    self._foreign.update((k, v.get("where", repr(k))) for k, v in read.index.items())
         self.fingerprint = f"replay:{file_sha256(self.path)[:16]}:{self.display_name}"
 
     def _exports(self, rows: list[tuple[str, _Exported]]) -> dict[Any, dict[str, str]]:
@@ -176,11 +197,28 @@ class ReplayBackend(Backend):
             for check in self._checks:
                 check(request)
             rec = self.index.get(tuple(match))
+            if rec is not None:
+                self._used.add(tuple(match))
         if rec is None:
             rec = self.index.get(request.id)
+            if rec is not None:
+                self._used.add(request.id)
             if rec is not None and request.id in self.media:
                 self._check_media(request)
+        if rec is not None and "probe" in rec:
+            return _probed(rec, request)
         return rec
+
+    @property
+    def notes(self) -> list[str]:
+        """Lines for the run's notes: what each foreign format read (which answer extraction applies, rows that
+        name no item) and the rows no request of this run asked for (items outside it, or replies already
+        stored by an earlier attempt), never scored."""
+        unused = [w for k, w in self._foreign.items() if k not in self._used]
+        if not unused:
+            return list(self._notes)
+        shown = ", ".join(unused[:5])
+        return [*self._notes, f"{len(unused)} rows were not asked for by this run (not scored): {shown}"]
 
     async def generate(self, request: Request) -> Completion:
         rec = self._lookup(request)
@@ -202,6 +240,16 @@ class ReplayBackend(Backend):
                               f"{describe_media(asked, recorded)}: "
                               "a reply recorded under another input mode cannot answer this one; replay the file "
                               "with the input options it was recorded with (its run's run.json 'options')")
+
+
+def _probed(rec: dict[str, str], request: Request) -> dict[str, str]:
+    """A foreign row's entry for ``request``: its reply when the row's ``probe`` (its question) occurs in the
+    request's prompt, else a missing-item error naming the row and both texts (never scored as an answer)."""
+    text = norm_text(" ".join(p.text for m in request.messages for p in m.parts if isinstance(p, TextPart)))
+    if rec["probe"] in text:
+        return {k: v for k, v in rec.items() if k in ("text", "error")}
+    return {"error": f"missing: {rec.get('where', 'the row')} names item {request.id!r} but its question "
+                     f"{rec['probe'][:80]!r} is not in this item's prompt"}
 
 
 def make(arg: str, config: BackendConfig) -> Backend:

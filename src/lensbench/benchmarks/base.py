@@ -25,6 +25,7 @@ from lensbench.benchmarks.steps import Batches, Loaded, Planned, Unsent
 from lensbench.core.errors import ConfigError
 from lensbench.core.extras import Requirement
 from lensbench.core.records import SampleRecord
+from lensbench.core.interop import InteropMap
 from lensbench.core.replay import ReplayFormat
 from lensbench.core.results import RunResult
 from lensbench.core.types import Request, StoredResponse
@@ -82,6 +83,8 @@ class Benchmark(ABC):
     viewer_group: ClassVar[tuple[str, ...]] = ()
     #: recorded-reply formats of this benchmark that ``--model replay:FILE`` reads besides lensbench's export
     replay_formats: ClassVar[tuple[ReplayFormat, ...]] = ()
+    #: how this benchmark's items map to VLMEvalKit rows and lmms-eval documents (import and export), or None
+    interop: ClassVar[InteropMap | None] = None
     #: the official release: its source, the files its loader reads, its counts (``lensbench data download |
     #: check``); None when there is none to fetch
     layout: ClassVar[Layout | None] = None

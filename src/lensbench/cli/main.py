@@ -165,11 +165,23 @@ def log_cmd(run_dir: Annotated[Path, typer.Argument(help="a finished run folder"
 def export(run_dir: Annotated[Path, typer.Argument(help="run folder", metavar="RUN_DIR")],
            out: Annotated[Optional[Path], typer.Option("--out", metavar="FILE",
                                                        help="file to write (default: stdout)")] = None,
-           judge: Annotated[bool, typer.Option("--judge/--no-judge", help="also export judge/parser replies")] = False
+           judge: Annotated[bool, typer.Option("--judge/--no-judge", help="also export judge/parser replies")] = False,
+           fmt: Annotated[str, typer.Option("--format", metavar="jsonl|vlmevalkit-tsv|vlmevalkit-xlsx|lmms-eval",
+                                            help="jsonl: lensbench's replayable JSONL; the others: VLMEvalKit "
+                                                 "predictions or lmms-eval samples (docs/interop.md)")] = "jsonl"
            ) -> None:
-    """Write a run's requests and replies (errors included) as replayable JSONL ('--model replay:FILE' reads it)."""
+    """Write a run's requests and replies (errors included) as replayable JSONL ('--model replay:FILE' reads it),
+    or as VLMEvalKit predictions / lmms-eval samples ('--model predictions:FILE' reads those)."""
     if out is not None:
         check_out_file(out)
+    if fmt != "jsonl":
+        from lensbench.runtime.export_formats import FORMATS, export_foreign
+
+        if fmt in FORMATS and out is None:
+            fail(f"--format {fmt} needs --out FILE{FORMATS[fmt]}")
+        n = export_foreign(run_dir, fmt, out)
+        err_console.print(f"wrote {n} rows to {out}", highlight=False, markup=False)
+        return
 
     def write(fh) -> None:
         for rec in export_records(run_dir, roles=("model", "judge") if judge else ("model",)):

@@ -173,6 +173,8 @@ def make_run_command(bench_cls: type[Benchmark]):
         else:
             print_report(bench, [result], fmt, with_paper)
         err_console.print(f"run folder: {settings.out}", highlight=False)
+        for note in result.extra.get("predictions") or ():  # another harness's file: what was read (docs/interop.md)
+            err_console.print(f"predictions: {note}", highlight=False, markup=False)
         if result.extra.get("partial"):
             err_console.print(f"partial run: {result.extra['partial']}; reports mark it partial", highlight=False,
                               markup=False)

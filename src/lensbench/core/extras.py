@@ -21,6 +21,7 @@ hf        torch, transformers, diffusers, open_clip     local models (editors, g
 train     torch, transformers, trl, peft, diffusers,    the papers' training recipes (``lensbench train``)
           accelerate, datasets
 llamacpp  xllamacpp                                     ``--model llamacpp:PATH.gguf``
+interop   openpyxl                                      VLMEvalKit ``.xlsx`` predictions (read and export)
 ========  ============================================  =============================================
 
 Call :func:`require` inside the function that needs the module (never at module top level), so

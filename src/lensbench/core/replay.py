@@ -48,10 +48,14 @@ def validated(shape: type[M], path: Path, where: str, record: dict[str, Any], nu
 class ReplayRead(NamedTuple):
     """What a format read from one file: ``index`` = ``{match key (a tuple): {"text": reply} | {"error": why}}``
     and ``check``: called with each request matched in this file before its reply is given (raises
-    ConfigError when the file cannot answer it, e.g. recorded under another input mode), or None."""
+    ConfigError when the file cannot answer it, e.g. recorded under another input mode), or None; ``note``: a
+    line for the run's notes (what was read, rows matching no item, which answer extraction applies), or None.
+    An entry may carry ``probe`` (text that must occur in the request's prompt) and ``where`` (the row, for the
+    reason when it does not: the item is then missing, an error, never scored)."""
 
     index: dict[tuple, dict[str, str]]
     check: Callable[[Request], None] | None = None
+    note: str | None = None
 
 
 class ReplayFormat(ABC):

@@ -267,6 +267,8 @@ def _score(run: _Run, records: list, noted: dict[str, Any]) -> RunResult:
     extra = _errors(records)
     if extra.get("first_error") and all(b.recorded for b in run.backends.values()):
         extra["failures_recorded"] = "the replay file holds these failures: running again replays the same"
+    if notes := getattr(run.backends.get("model"), "notes", None):  # another harness's predictions (docs/interop.md)
+        extra["predictions"] = notes
     if run.not_stored:
         counts["n_not_stored"] = len(run.not_stored)
         extra["not_stored"] = _not_stored_line(run.not_stored)

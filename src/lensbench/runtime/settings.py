@@ -162,8 +162,9 @@ class RunSettings(BaseModel):
         """What to do about failed requests (issue 32.3): ``rerun`` (the command that resumes) retries them,
         unless every backend is a replay file, which holds the failures itself (a recorded error, or no reply
         for the request): running again replays the same, so the hint says how the run is used as it is."""
-        if self.model.startswith("replay:") and (self.judge_model is None or self.judge_model.startswith("replay:")):
-            return (f"the replay file holds these failures ({self.model[len('replay:'):]}: a recorded error or no "
+        recorded = ("replay:", "predictions:")  # a predictions file is replayed the same way (docs/interop.md)
+        if self.model.startswith(recorded) and (self.judge_model is None or self.judge_model.startswith(recorded)):
+            return (f"the replay file holds these failures ({self.model.partition(':')[2]}: a recorded error or no "
                     "reply for the request), so running again replays the same; the run is usable as it is: "
                     f"reports count them as failed requests ('lensbench report {self.out}') and state its coverage")
         return f"{rerun} to retry them"

@@ -29,6 +29,8 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
+from lensbench.benchmarks.gobench.interop import TSV_KEY, GOBenchMap
+from lensbench.core.interop import interop_formats
 from lensbench.benchmarks.base import Benchmark, Loaded, RunContext, RunResult
 from lensbench.benchmarks.gobench import layout as release
 from lensbench.benchmarks.gobench.aggregate import aggregate_records
@@ -63,6 +65,8 @@ class GOBench(Benchmark):
     """GOBench optical understanding: the MLLM as critic of GOBench-Gen-1k images, scored by SPS."""
 
     name = "gobench"
+    interop = GOBenchMap()  # VLMEvalKit / lmms-eval rows (gobench/interop.py)
+    replay_formats = interop_formats(interop)
     title = "GOBench"
     answer_space = None
     description = "geometric optics: the MLLM as critic of generated images, against human ratings"
@@ -214,6 +218,8 @@ class GOBench(Benchmark):
             kw = {"params": params} if params is not None else {}
             meta = {"sample_id": r.index, "answer_space": space, "target": gt_dict(r.gt) if r.gt is not None else None,
                     "labels": {"category": r.category, "scenario": r.scenario, "variant": r.variant, "image": r.image}}
+            if r.tsv_index is not None:  # a VLMEvalKit predictions row names the image by its GOBench.tsv row
+                meta["replay_match"] = [TSV_KEY, r.tsv_index]
             out.append(Request(id=r.index, messages=(msg,), meta=meta, **kw))
         return out
 

@@ -377,8 +377,11 @@ def attach_human_gt(path: Path, records: list[GORecord], *, image_cache: Path | 
     ``gt_unmatched_examples``, ``n_images_from_tsv``. Raises DataError for an unreadable file."""
     gt, qs, imgs, unmatched = load_human_gt(path, records, image_cache=image_cache or path.parent / "GOBench_images",
                                             generator=generator)
-    records = [replace(r, gt=gt.get(r.index), tsv_question=qs.get(r.index), image_path=r.image_path or imgs.get(r.index))
-               for r in records]
+    # the TSV row each record was matched to: VLMEvalKit predictions name images by it (gobench/interop.py)
+    ix = {k: t.index for k, t in _tsv_to_records(read_vlmevalkit_tsv(path), records, path).items()} \
+        if is_vlmevalkit_tsv(path) else {}
+    records = [replace(r, gt=gt.get(r.index), tsv_question=qs.get(r.index), image_path=r.image_path or imgs.get(r.index),
+                       tsv_index=ix.get(r.index)) for r in records]
     return records, {"human_ratings": str(path), "n_gt": sum(r.gt is not None for r in records),
                      "n_gt_unmatched_keys": len(unmatched), "gt_unmatched_examples": unmatched[:5],
                      "n_images_from_tsv": len(imgs)}

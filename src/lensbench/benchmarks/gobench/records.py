@@ -69,7 +69,7 @@ class GORecord:
     ``"1"``-``"3"`` (which of the scenario's three generations); ``questions`` the 5 reality
     questions without their ``"N. "`` prefix; ``image_path`` the resolved file (None when
     absent); ``gt`` the human ground truth when ratings were given; ``tsv_question`` the
-    VLMEvalKit TSV ``question`` cell when the TSV was given.
+    VLMEvalKit TSV ``question`` cell and ``tsv_index`` its ``index`` cell when the TSV was given.
     """
 
     index: str
@@ -83,6 +83,7 @@ class GORecord:
     image_path: str | None = None
     gt: HumanGT | None = None
     tsv_question: str | None = None
+    tsv_index: str | None = None
 
     @property
     def category_name(self) -> str:

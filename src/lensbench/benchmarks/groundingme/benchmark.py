@@ -17,6 +17,8 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field, field_validator
 
+from lensbench.benchmarks.groundingme.interop import GroundingMEMap
+from lensbench.core.interop import interop_formats
 from lensbench.benchmarks.base import Benchmark, Loaded, RunContext, RunResult
 from lensbench.benchmarks.groundingme.aggregate import aggregate_records
 from lensbench.benchmarks.groundingme.best_of_n import JUDGE_MODES, bon_summary, candidate_id, run_tournament
@@ -44,6 +46,8 @@ class GroundingME(Benchmark):
     """GroundingME (arXiv 2512.17495): grounding with rejection; Table 3 / Table 8 / Table 4."""
 
     name = "groundingme"
+    interop = GroundingMEMap()  # VLMEvalKit / lmms-eval rows (groundingme/interop.py)
+    replay_formats = interop_formats(interop)
     title = "GroundingME"
     description = "visual grounding with rejection (boxes or 'no such object'); best-of-N with a judge"
     n_samples = 1005

@@ -30,6 +30,8 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field, field_validator
 
+from lensbench.benchmarks.ifbench.interop import IFBenchMap
+from lensbench.core.interop import interop_formats
 from lensbench.benchmarks.base import Benchmark, Loaded, RunContext, RunResult
 from lensbench.benchmarks.ifbench import report
 from lensbench.benchmarks.ifbench import layout as release
@@ -51,6 +53,8 @@ class IFBench(Benchmark):
     """IF-Bench: 680 infrared-image questions, circular x bilingual, hybrid judgment (see module docs)."""
 
     name = "if-bench"
+    interop = IFBenchMap()  # VLMEvalKit / lmms-eval rows (ifbench/interop.py)
+    replay_formats = interop_formats(interop)
     title = "IF-Bench"
     answer_space = list(LETTERS)
     description = "infrared-image multiple choice, circular evaluation in English and Chinese, hybrid judgment"

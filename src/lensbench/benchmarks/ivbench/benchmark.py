@@ -29,6 +29,8 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
+from lensbench.benchmarks.ivbench.interop import IVBenchMap
+from lensbench.core.interop import interop_formats
 from lensbench.benchmarks.base import Benchmark, Loaded, RunContext, RunResult
 from lensbench.benchmarks.ivbench import layout as release
 from lensbench.benchmarks.ivbench.aggregate import aggregate_records
@@ -58,6 +60,8 @@ class IVBench(Benchmark):
     """
 
     name = "iv-bench"
+    interop = IVBenchMap()  # VLMEvalKit / lmms-eval rows (ivbench/interop.py)
+    replay_formats = interop_formats(interop)
     title = "IV-Bench"
     description = "image-grounded video multiple choice (13 tasks), seek-based frame sampling"
     n_samples = 1686

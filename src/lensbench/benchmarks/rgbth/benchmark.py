@@ -28,6 +28,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from lensbench.benchmarks.rgbth.interop import RGBThMap
+from lensbench.core.interop import interop_formats
 from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord, outcome_of
 from lensbench.core.resources import read_text
@@ -84,7 +86,8 @@ class RGBThBench(Benchmark):
     headlines = HEADLINES
     cluster = CLUSTER
     load_unit = "units"
-    replay_formats = (ResultFile(),)
+    interop = RGBThMap()  # VLMEvalKit / lmms-eval rows (rgbth/interop.py)
+    replay_formats = (ResultFile(), *interop_formats(interop))
     layout = LAYOUT
 
     @classmethod
