@@ -16,6 +16,7 @@ from collections.abc import Callable
 import typer
 from typer.core import TyperGroup
 
+from lensbench.cli.helpfmt import markdown_help
 from lensbench.cli.hints import command_hint, option_hint, squash
 
 try:  # the click typer runs on: its own vendored copy in newer typer releases, else the click package
@@ -68,6 +69,8 @@ def lazy_group(loaders: dict[str, Loader], panels: list[tuple[str, list[str]]] |
                 self.commands[cmd_name] = cmd
             if cmd is not None and cmd_name in panel_of:
                 cmd.rich_help_panel = panel_of[cmd_name]
+            if cmd is not None:
+                markdown_help(cmd)
             return cmd
 
         def resolve_command(self, ctx, args):

@@ -20,7 +20,7 @@ from lensbench.cli.lazy import lazy_group, run_command_loader, tool_group_loader
 from lensbench.cli.runcmd import check_report_format, print_report, print_tidy, validation_message
 from lensbench.cli.evalcmd import register as register_eval
 from lensbench.cli.mergecmd import register as register_merge
-from lensbench.cli.helpfmt import install as install_help_format
+from lensbench.cli.helpfmt import MARKUP_MODE, install as install_help_format
 from lensbench.cli.tools import TOOL_GROUPS
 from lensbench.cli.listcmd import register as register_list
 from lensbench.cli.view import RESAMPLES_HELP, SEED_HELP
@@ -45,12 +45,13 @@ PANELS: list[tuple[str, list[str]]] = [
 ]
 app = typer.Typer(help="Evaluate multimodal LLMs on IF-Bench, RGB-Th-Bench, IV-Bench, GOBench and GroundingME "
                        "with their published protocols.", no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=MARKUP_MODE,
                   context_settings={"help_option_names": ["-h", "--help"]},
                   cls=lazy_group({name: tool_group_loader(target) for name, target in TOOL_GROUPS}, PANELS,
                                  benchmarks=lambda: [*BENCHMARKS, *plugins()]))
 # run commands and tool groups are built on first use (cli/lazy.py): a run imports its own benchmark only
 run_app = typer.Typer(help="Run a benchmark: lensbench run BENCHMARK --data-dir DIR --model SPEC --out RUN_DIR",
-                      no_args_is_help=True, cls=lazy_group({name: run_command_loader(name) for name in sorted(BENCHMARKS)},
+                      no_args_is_help=True, rich_markup_mode=MARKUP_MODE, cls=lazy_group({name: run_command_loader(name) for name in sorted(BENCHMARKS)},
                                                            more=lambda: {n: run_command_loader(n) for n in plugins()}))
 app.add_typer(run_app, name="run")
 out_console = make_console(stderr=False)

@@ -12,7 +12,28 @@ import time
 
 from rich.console import Console
 
-__all__ = ["make_progress", "NullProgress", "PlainProgress", "BarProgress", "eta_text"]
+__all__ = ["make_progress", "NullProgress", "PlainProgress", "BarProgress", "eta_text", "bar_display"]
+
+
+def bar_display(console: Console, *fields: str, transient: bool = False):
+    """A rich ``Progress`` whose numbers never get cut: ``description | bar | done/total | *fields | elapsed |
+    remaining``, where each of ``fields`` is a format string over the task (``"errors {task.fields[errors]}"``).
+
+    The numeric columns keep their full width; the description (ellipsised) and the bar share what is left
+    of the line (3:1), so at 80 columns a long cell name shrinks instead of the counts and the ETA
+    (issue 32.4). Descriptions are plain text (a note such as ``[waiting 30 s]`` is not rich markup)."""
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+    from rich.table import Column
+
+    fixed = lambda: Column(no_wrap=True)  # noqa: E731 - a fresh column per use
+    return Progress(TextColumn("{task.description}", markup=False,
+                               table_column=Column(ratio=3, no_wrap=True, overflow="ellipsis")),
+                    BarColumn(bar_width=None, table_column=Column(ratio=1, no_wrap=True)),
+                    MofNCompleteColumn(table_column=fixed()),
+                    *[TextColumn(f, markup=False, table_column=fixed()) for f in fields],
+                    TimeElapsedColumn(table_column=fixed()), TimeRemainingColumn(table_column=fixed()),
+                    console=console, transient=transient, expand=True)
 
 
 def eta_text(remaining: int, rate: float) -> str:
@@ -89,13 +110,8 @@ class BarProgress(NullProgress):
         self.console = console
 
     def start(self, label: str, total: int, cached: int) -> None:
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
-
         self.label, self.total, self.cached = label, total, cached
-        self._p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                           TextColumn("cached {task.fields[cached]}"), TextColumn("errors {task.fields[errors]}"),
-                           TimeElapsedColumn(), TimeRemainingColumn(), console=self.console, transient=False)
+        self._p = bar_display(self.console, "cached {task.fields[cached]}", "errors {task.fields[errors]}")
         self._p.start()
         self._task = self._p.add_task(label, total=total, completed=cached, cached=cached, errors=0)
 
