@@ -141,22 +141,24 @@ def show(run_dir: Annotated[Path, typer.Argument(help="a finished run folder", m
 @app.command("log")
 @guard
 def log_cmd(run_dir: Annotated[Path, typer.Argument(help="a finished run folder", metavar="RUN_DIR")],
-            to: Annotated[list[str], typer.Option("--to", metavar="wandb|mlflow", help="tracker (repeatable)")],
-            project: Annotated[Optional[str], typer.Option("--project", metavar="NAME",
+            to: Annotated[list[str], typer.Option("--log-to", metavar="wandb|mlflow", help="tracker (repeatable)")],
+            project: Annotated[Optional[str], typer.Option("--log-project", metavar="NAME",
                                                            help="W&B project / MLflow experiment (default: "
                                                                 "lensbench)")] = None) -> None:
     """Log a finished run to Weights & Biases or MLflow: settings, metrics with 95% CIs, the per-sample table.
 
-    This is what 'run --log-to' does at the end of a run."""
+    This is what 'run --log-to' does at the end of a run (the same flags: --log-to, --log-project). MLflow
+    with MLFLOW_TRACKING_URI unset: the local store ./mlruns (MLflow's database store when installed)."""
     from lensbench.core.extras import check_requirements
     from lensbench.runtime.settings import RunSettings
-    from lensbench.runtime.tracking import log_run, tracker_requirements
+    from lensbench.runtime.tracking import check_trackers, log_run, tracker_requirements
 
     try:
         trackers = RunSettings.model_validate({"model": "-", "out": run_dir, "log_to": to}).log_to
     except ValidationError as exc:
-        fail(validation_message(exc).replace("--log-to", "--to"))
+        fail(validation_message(exc))
     check_requirements(tracker_requirements(trackers))
+    check_trackers(trackers)
     for t in trackers:
         out_console.print(f"logged to {log_run(run_dir, t, project=project)}", highlight=False)
 
