@@ -12,12 +12,9 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from pydantic import ValidationError
 
 from lensbench.core.version import __version__
-from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark, plugins
 from lensbench.cli.lazy import lazy_group, run_command_loader, tool_group_loader
-from lensbench.cli.runcmd import check_report_format, print_report, print_tidy, validation_message
 from lensbench.cli.evalcmd import register as register_eval
 from lensbench.cli.mergecmd import register as register_merge
 from lensbench.cli.helpfmt import MARKUP_MODE, install as install_help_format
@@ -26,15 +23,27 @@ from lensbench.cli.listcmd import register as register_list
 from lensbench.cli.view import RESAMPLES_HELP, SEED_HELP
 from lensbench.cli.view import register as register_view
 from lensbench.cli.reproduce import register as register_reproduce
-from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
+from lensbench.scoring.defaults import DEFAULT_RESAMPLES
 from lensbench.core.console import err_console, fail, guard, make_console
-from lensbench.core.errors import LensbenchError
-from lensbench.core.jsonl import dumps_line
-from lensbench.runtime.export import export_records
-from lensbench.core.writes import write_atomically
-from lensbench.report.runs import iter_samples, load_result
-from lensbench.runtime.folder import check_out_file
-from lensbench.runtime.rebuild import load_for_report
+
+# What a command does not use is imported inside it (issue 32.11: 'lensbench --help' imported numpy, pydantic's
+# records, the runner and the benchmark registry, 0.5 s of its 1.1 s): the registry, the run machinery, the
+# report and export code are imported by the commands that use them.
+
+
+def _benchmark_names() -> list[str]:
+    """Every benchmark name, built-in and plugin (imports the registry: called only when a name is looked up)."""
+    from lensbench.benchmarks.registry import BENCHMARKS, plugins
+
+    return [*BENCHMARKS, *plugins()]
+
+
+def _run_loaders() -> dict:
+    """``lensbench run NAME`` loaders for every benchmark (built-in first, sorted; then plugins)."""
+    from lensbench.benchmarks.registry import BENCHMARKS, plugins
+
+    return {n: run_command_loader(n) for n in [*sorted(BENCHMARKS), *plugins()]}
+
 
 #: the top-level commands in help, group by group, in this order (the papers' tool groups close the list)
 PANELS: list[tuple[str, list[str]]] = [
@@ -48,11 +57,10 @@ app = typer.Typer(help="Evaluate multimodal LLMs on IF-Bench, RGB-Th-Bench, IV-B
                   rich_markup_mode=MARKUP_MODE,
                   context_settings={"help_option_names": ["-h", "--help"]},
                   cls=lazy_group({name: tool_group_loader(target) for name, target in TOOL_GROUPS}, PANELS,
-                                 benchmarks=lambda: [*BENCHMARKS, *plugins()]))
+                                 benchmarks=_benchmark_names))
 # run commands and tool groups are built on first use (cli/lazy.py): a run imports its own benchmark only
 run_app = typer.Typer(help="Run a benchmark: lensbench run BENCHMARK --data-dir DIR --model SPEC --out RUN_DIR",
-                      no_args_is_help=True, rich_markup_mode=MARKUP_MODE, cls=lazy_group({name: run_command_loader(name) for name in sorted(BENCHMARKS)},
-                                                           more=lambda: {n: run_command_loader(n) for n in plugins()}))
+                      no_args_is_help=True, rich_markup_mode=MARKUP_MODE, cls=lazy_group({}, more=_run_loaders))
 app.add_typer(run_app, name="run")
 out_console = make_console(stderr=False)
 
@@ -85,6 +93,11 @@ def report(
     A run folder that cannot be read is listed, never stops the report (exit code 3 then); so is one
     whose store is missing or damaged (its numbers are shown, marked as the result last written).
     """
+    from lensbench.benchmarks.registry import get_benchmark
+    from lensbench.cli.runcmd import check_report_format, print_report, print_tidy
+    from lensbench.core.errors import LensbenchError
+    from lensbench.runtime.rebuild import load_for_report
+
     check_report_format(format, with_paper)
     results, bad, warned, good = [], [], [], []
     for d in run_dirs:
@@ -124,6 +137,10 @@ def show(run_dir: Annotated[Path, typer.Argument(help="a finished run folder", m
          out: Annotated[Optional[Path], typer.Option("--out", metavar="PNG",
                                                      help="PNG path (default: RUN_DIR/show/<id>.png)")] = None) -> None:
     """Draw what the model did on one sample (e.g. GroundingME: ground-truth and predicted boxes) as a PNG."""
+    from lensbench.benchmarks.registry import get_benchmark
+    from lensbench.report.runs import iter_samples, load_result
+    from lensbench.runtime.folder import check_out_file
+
     bench = get_benchmark(load_result(run_dir).benchmark)(None)
     if not bench.can_draw:
         fail(f"{run_dir}: 'lensbench show' has nothing to draw for {bench.name} (its samples have no boxes or "
@@ -149,6 +166,9 @@ def log_cmd(run_dir: Annotated[Path, typer.Argument(help="a finished run folder"
 
     This is what 'run --log-to' does at the end of a run (the same flags: --log-to, --log-project). MLflow
     with MLFLOW_TRACKING_URI unset: the local store ./mlruns (MLflow's database store when installed)."""
+    from pydantic import ValidationError
+
+    from lensbench.cli.runcmd import validation_message
     from lensbench.core.extras import check_requirements
     from lensbench.runtime.settings import RunSettings
     from lensbench.runtime.tracking import check_trackers, log_run, tracker_requirements
@@ -171,6 +191,11 @@ def export(run_dir: Annotated[Path, typer.Argument(help="run folder", metavar="R
            judge: Annotated[bool, typer.Option("--judge/--no-judge", help="also export judge/parser replies")] = False
            ) -> None:
     """Write a run's requests and replies (errors included) as replayable JSONL ('--model replay:FILE' reads it)."""
+    from lensbench.core.jsonl import dumps_line
+    from lensbench.core.writes import write_atomically
+    from lensbench.runtime.export import export_records
+    from lensbench.runtime.folder import check_out_file
+
     if out is not None:
         check_out_file(out)
 

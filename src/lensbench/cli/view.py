@@ -16,11 +16,8 @@ from typing import Annotated, Optional
 import typer
 
 from lensbench.core.errors import LensbenchError
-from lensbench.report.runs import read_run
 from lensbench.core.console import fail, guard, make_console, warn
-from lensbench.core.writes import write_atomically
-from lensbench.runtime.folder import check_out_file
-from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
+from lensbench.scoring.defaults import DEFAULT_RESAMPLES
 
 RESAMPLES_HELP = "resamples of every CI and p-value (the same count in report, view and compare)"
 SEED_HELP = "seed of the resampling (recorded beside every CI)"
@@ -37,7 +34,9 @@ def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bo
     """Build the viewer for ``run_dirs`` (:func:`lensbench.report.assemble.viewer_page`); writes ``out`` when
     given (refused at once, before anything is built, when it is a run folder's own file). Returns
     ``(html, image registry, runs)``."""
+    from lensbench.core.writes import write_atomically
     from lensbench.report.assemble import viewer_page
+    from lensbench.runtime.folder import check_out_file
 
     if out is not None:
         check_out_file(out)
@@ -95,6 +94,7 @@ def compare(
 ) -> None:
     """Paired difference A - B on the shared samples, per metric and category (CI, p-value), and flipped samples."""
     from lensbench.report.compare import compare_runs, render_comparison
+    from lensbench.report.runs import read_run
 
     a, b = read_run(run_a), read_run(run_b)
     try:

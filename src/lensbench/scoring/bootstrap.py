@@ -39,7 +39,7 @@ __all__ = ["UnitTable", "Interval", "Design", "bootstrap_ci", "bootstrap_stats",
            "pooled_stat", "cluster_counts", "category_clusters", "percentile_interval", "plural"]
 
 #: resamples of every CI, p-value and paired CI unless the user asks for another count
-DEFAULT_RESAMPLES = 2000
+from lensbench.scoring.defaults import DEFAULT_RESAMPLES  # noqa: E402 - one definition, numpy-free
 #: the interval method, in words (recorded beside every CI)
 METHOD = "percentile bootstrap"
 
