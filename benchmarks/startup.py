@@ -67,15 +67,18 @@ def run_cost(repeats: int, data: Path, server: Path) -> None:
     for _ in range(repeats):
         srv = Server(server, 0.2)
         with tempfile.TemporaryDirectory() as tmp:
+            t_start = time.time()
             wall, cpu, rc, err = timed([sys.executable, "-m", "lensbench", "run", "rgb-th-bench", "--data-dir",
                                         str(data), "--model", "openai:fixed", "--base-url", srv.url, "--concurrency",
                                         "64", "--out", f"{tmp}/run", "--no-progress"],
                                        env={**os.environ, "OPENAI_API_KEY": "dummy"})
+            t_end = time.time()
         st = srv.stop()
         assert rc == 0, err[-2000:]
         win = st["last"] - st["first"]
         rows.append((wall - win, cpu, win, st["requests"]))
-        print(f"  run: {st['requests']} requests, window {win:.2f} s, whole command = window + {wall - win:.2f} s, "
+        print(f"  run: {st['requests']} requests, window {win:.2f} s, whole command = window + {wall - win:.2f} s "
+              f"({st['first'] - t_start:.2f} s to the first request, {t_end - st['last']:.2f} s after the last), "
               f"CPU {cpu:.2f} s", flush=True)
     print(f"lensbench run (C=64, L=200 ms), medians of {repeats}: whole command = busy window + "
           f"{statistics.median(r[0] for r in rows):.2f} s; CPU {statistics.median(r[1] for r in rows):.2f} s")

@@ -96,8 +96,11 @@ def reproduce_cmd(
         if path is not None:
             check_out_file(path, flag)
     prices = dict(parse_price(p) for p in price or [])
-    rep = reproduce(spec, run_dirs, match or [], n_resamples=resamples, seed=seed, prices=prices,
-                    claim_resamples=claim_resamples, margin=margin)
+    from lensbench.runtime.progress import Activity
+
+    with Activity(err_console, f"reproduce {paper}: {len(run_dirs)} run folder(s), {resamples} resamples per CI"):
+        rep = reproduce(spec, run_dirs, match or [], n_resamples=resamples, seed=seed, prices=prices,
+                        claim_resamples=claim_resamples, margin=margin)
     text = render_markdown(rep)
     if md is not None:
         _write(md, text)

@@ -61,8 +61,12 @@ def view(
     max_thumbs: Annotated[int, typer.Option("--max-thumbs", help="embed thumbnails for at most this many images")] = 3000,
 ) -> None:
     """See what the model did: one self-contained HTML page (tables, samples, comparisons, plots)."""
-    html, images, runs = write_viewer(run_dirs, None if serve else out, embed=not serve, figures=figures,
-                                      n_resamples=resamples, seed=seed, max_thumbs=max_thumbs)
+    from lensbench.core.console import err_console
+    from lensbench.runtime.progress import Activity
+
+    with Activity(err_console, f"view: building the page of {len(run_dirs)} run folder(s)"):
+        html, images, runs = write_viewer(run_dirs, None if serve else out, embed=not serve, figures=figures,
+                                          n_resamples=resamples, seed=seed, max_thumbs=max_thumbs)
     if figures_dir is not None:
         from lensbench.report.figures import make_figures
 

@@ -76,6 +76,7 @@ def run_sweep(plan: SweepPlan, log=print) -> dict[str, Any]:
     base = Path(plan.train.model).name or plan.train.model
     doc: dict[str, Any] = {"base_model": plan.train.model, "bbox_format": fmt, "mixtures": str(plan.mixtures),
                            "eval_set": str(plan.eval_set), "groundingme": str(plan.groundingme or ""), "ratios": {}}
+    log = _stepped(log, 1 + 2 * len(ratios))  # "[2/7, 41 s] ratio 1:8: training ...": where the sweep stands
     log(f"baseline: evaluating {plan.train.model}")
     doc["baseline"] = {"runs": _evaluate(plan, plan.train.model, plan.out / "baseline", f"{base} (before SFT)", fmt)}
     for r in ratios:
@@ -90,6 +91,20 @@ def run_sweep(plan: SweepPlan, log=print) -> dict[str, Any]:
         _write(plan.out, doc)
     _write(plan.out, doc)
     return doc
+
+
+def _stepped(log, total: int):
+    """``log`` with each message prefixed by the step it starts and the time since the sweep began
+    (``[2/7, 41 s] ...``; a sweep trains and evaluates for hours, issue 32.7)."""
+    import time
+
+    t0, n = time.monotonic(), [0]
+
+    def say(message: str) -> None:
+        n[0] += 1
+        log(f"[{n[0]}/{total}, {time.monotonic() - t0:.0f} s] {message}")
+
+    return say
 
 
 def _write(out: Path, doc: dict[str, Any]) -> None:
