@@ -6,8 +6,10 @@
    Goal: <= 0.4 s.
 2. ``run``: ``lensbench run rgb-th-bench --concurrency 64`` (default settings, all 1,624 questions)
    against the yardstick's fixed-latency server (``--server``, 200 ms per request; it records the
-   busy window, first -> last request); prints the whole command's wall and CPU beyond that window.
-   Goal: <= 1.0 s beyond the window.
+   busy window, first -> last request); prints the whole command's wall time beyond that window, and,
+   from inside the process (the command run through a wrapper that notes its CPU time when the first
+   request is posted), the CPU time before the first request and in all: wall figures on a loaded
+   machine measure the other processes, CPU figures do not. Goal: <= 1.0 s beyond the window.
 
     python benchmarks/startup.py [--only help|run] [--repeats 5] [--data DATA_DIR] [--server PATH]
 """
@@ -59,6 +61,27 @@ def help_cost(repeats: int) -> None:
                                                                        sorted(cum, reverse=True)[:8]))
 
 
+#: ``python -c CHILD run ...``: lensbench's entry point with the CPU time of the first POST noted (stderr CPU_FIRST)
+CHILD = r"""
+import resource, sys
+from lensbench.backends import http_lean
+seen = {}
+orig = http_lean.LeanClient.post
+def cpu():
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+async def post(self, *a, **k):
+    seen.setdefault("first", cpu())
+    return await orig(self, *a, **k)
+http_lean.LeanClient.post = post
+import atexit
+atexit.register(lambda: sys.stderr.write(f"CPU_FIRST {seen.get('first', -1):.3f}\n"))
+sys.argv = ["lensbench", *sys.argv[1:]]
+from lensbench.cli.entry import main
+main()
+"""
+
+
 def run_cost(repeats: int, data: Path, server: Path) -> None:
     sys.path.insert(0, str(HERE))
     from yardstick_passthrough import Server
@@ -68,7 +91,7 @@ def run_cost(repeats: int, data: Path, server: Path) -> None:
         srv = Server(server, 0.2)
         with tempfile.TemporaryDirectory() as tmp:
             t_start = time.time()
-            wall, cpu, rc, err = timed([sys.executable, "-m", "lensbench", "run", "rgb-th-bench", "--data-dir",
+            wall, cpu, rc, err = timed([sys.executable, "-c", CHILD, "run", "rgb-th-bench", "--data-dir",
                                         str(data), "--model", "openai:fixed", "--base-url", srv.url, "--concurrency",
                                         "64", "--out", f"{tmp}/run", "--no-progress"],
                                        env={**os.environ, "OPENAI_API_KEY": "dummy"})
@@ -76,12 +99,14 @@ def run_cost(repeats: int, data: Path, server: Path) -> None:
         st = srv.stop()
         assert rc == 0, err[-2000:]
         win = st["last"] - st["first"]
-        rows.append((wall - win, cpu, win, st["requests"]))
+        first = float(re.search(r"CPU_FIRST (\S+)", err).group(1))
+        rows.append((wall - win, cpu, first))
         print(f"  run: {st['requests']} requests, window {win:.2f} s, whole command = window + {wall - win:.2f} s "
-              f"({st['first'] - t_start:.2f} s to the first request, {t_end - st['last']:.2f} s after the last), "
-              f"CPU {cpu:.2f} s", flush=True)
+              f"({st['first'] - t_start:.2f} s to the first request, {t_end - st['last']:.2f} s after the last); "
+              f"CPU {first:.2f} s before the first request, {cpu:.2f} s in all", flush=True)
     print(f"lensbench run (C=64, L=200 ms), medians of {repeats}: whole command = busy window + "
-          f"{statistics.median(r[0] for r in rows):.2f} s; CPU {statistics.median(r[1] for r in rows):.2f} s")
+          f"{statistics.median(r[0] for r in rows):.2f} s; CPU before the first request "
+          f"{statistics.median(r[2] for r in rows):.2f} s, in all {statistics.median(r[1] for r in rows):.2f} s")
 
 
 def main() -> None:
