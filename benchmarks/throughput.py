@@ -6,12 +6,21 @@ memory as the run grows: peak traced Python memory while sending N and 4N reques
 Goal (issue 2): >= 0.95 of ideal at C = 64 with L = 200 ms; memory flat as the run grows.
 
     python benchmarks/throughput.py [--latency 0.2] [--rounds 8]
+
+``--clients``: the two HTTP clients of ``openai:`` on one workload (issue 32.10: the lean client stays
+only if it is >= 10% faster than aiohttp): C = 64, N = 64 x rounds requests, medians of ``--repeats``
+alternating runs of each (``LENSBENCH_HTTP_CLIENT=lean`` / ``aiohttp``), CPU ms per request (this
+process: the harness, client and engine) and requests/s.
+
+    python benchmarks/throughput.py --clients [--latency 0.02] [--rounds 8] [--repeats 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import statistics
 import tempfile
 import time
 import tracemalloc
@@ -66,12 +75,45 @@ async def run_raw(url: str, c: int, n: int) -> float:
         return time.perf_counter() - t0
 
 
+def compare_clients(url: str, rounds: int, repeats: int, c: int = 64) -> None:
+    """Lean vs aiohttp on the same workload, alternating, medians (see the module docstring)."""
+    n = c * rounds
+    got: dict[str, list[tuple[float, float]]] = {"lean": [], "aiohttp": []}
+    with tempfile.TemporaryDirectory() as td:
+        for client in ("lean", "aiohttp"):  # warm both (imports, connections, the server)
+            os.environ["LENSBENCH_HTTP_CLIENT"] = client
+            asyncio.run(run_once(url, 8, 16, f"warm-{client}", Path(td) / f"warm-{client}"))
+        for i in range(repeats):
+            for client in (("lean", "aiohttp") if i % 2 == 0 else ("aiohttp", "lean")):
+                os.environ["LENSBENCH_HTTP_CLIENT"] = client
+                wall, cpu = asyncio.run(run_once(url, c, n, f"{client}{i}", Path(td) / f"{client}{i}"))
+                got[client].append((1000 * cpu / n, n / wall))
+                print(f"  run {i + 1} {client:>8}: {1000 * cpu / n:7.3f} CPU ms/req {n / wall:8.1f} req/s", flush=True)
+    os.environ.pop("LENSBENCH_HTTP_CLIENT", None)
+    med = {k: (statistics.median(x for x, _ in v), statistics.median(y for _, y in v)) for k, v in got.items()}
+    print(f"C = {c}, N = {n}, medians of {repeats}:")
+    for k, (cpu, rate) in med.items():
+        print(f"  {k:>8}: {cpu:7.3f} CPU ms/req {rate:8.1f} req/s")
+    (lc, lr), (ac, ar) = med["lean"], med["aiohttp"]
+    print(f"  lean vs aiohttp: CPU/req {100 * (ac - lc) / ac:+.1f}% less, throughput {100 * (lr - ar) / ar:+.1f}%")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--rounds", type=int, default=8, help="requests per worker per measurement")
+    ap.add_argument("--clients", action="store_true", help="compare the lean and aiohttp HTTP clients")
+    ap.add_argument("--repeats", type=int, default=3, help="--clients: alternating runs of each client")
     a = ap.parse_args()
     proc, url = serve_in_subprocess(a.latency)
+    if a.clients:
+        try:
+            print(f"server latency L = {a.latency * 1000:.0f} ms")
+            compare_clients(url, a.rounds, a.repeats)
+        finally:
+            proc.terminate()
+            proc.wait(5)
+        return
     try:
         print(f"server latency L = {a.latency * 1000:.0f} ms; {a.rounds} rounds per worker")
         print(f"{'C':>5} {'N':>6} {'wall s':>8} {'req/s':>9} {'ideal C/L':>10} {'ratio':>7} {'CPU ms/req':>11} "

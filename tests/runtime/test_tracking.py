@@ -15,9 +15,9 @@ import pytest
 from lensbench.runtime.tracking import log_run, run_payload
 
 
-def cli(*args, env=None):
+def cli(*args, env=None, cwd=None):
     return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True, timeout=300,
-                          env=env)
+                          env=env, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +100,68 @@ def test_run_log_to_flag_logs_at_the_end_and_is_checked_first(rgbth_gen, tmp_pat
 def test_log_command_logs_an_existing_run(run_dir, tmp_path):
     pytest.importorskip("mlflow")
     env = {**os.environ, "MLFLOW_TRACKING_URI": (tmp_path / "mlruns").as_uri(), "MLFLOW_ALLOW_FILE_STORE": "true"}
-    r = cli("log", str(run_dir), "--to", "mlflow", "--project", "later", env=env)
+    r = cli("log", str(run_dir), "--log-to", "mlflow", "--log-project", "later", env=env)
     assert r.returncode == 0, r.stderr
     assert "logged to MLflow run" in r.stdout and "experiment 'later'" in r.stdout
-    r = cli("log", str(tmp_path), "--to", "mlflow", env=env)
+    r = cli("log", str(tmp_path), "--log-to", "mlflow", env=env)
     assert r.returncode == 2 and "no finished run to log" in r.stderr
+    r = cli("log", str(run_dir), "--to", "mlflow", env=env)  # the old spelling names the one flag
+    assert r.returncode == 2 and "--log-to wandb|mlflow" in r.stderr and "Traceback" not in r.stderr
+
+
+def _bare_env(tmp_path, **extra):
+    """The environment a new user has: no tracker variables, no W&B login (an empty HOME)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "WANDB_")) and k != "NETRC"}
+    env.update(HOME=str(tmp_path / "home"), **extra)
+    (tmp_path / "home").mkdir(exist_ok=True)
+    return env
+
+
+def test_log_to_mlflow_works_with_the_default_settings(run_dir, tmp_path, monkeypatch):
+    """Issue 32.5: no MLFLOW_TRACKING_URI, no MLFLOW_ALLOW_FILE_STORE: mlflow-skinny cannot open MLflow 3's
+    default sqlite store, so the run goes to ./mlruns (or MLflow's default when its database store exists)."""
+    mlflow = pytest.importorskip("mlflow")
+    from lensbench.runtime.tracking import _has_db_store
+
+    r = cli("log", str(run_dir), "--log-to", "mlflow", env=_bare_env(tmp_path), cwd=tmp_path)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    expected = "sqlite:///mlflow.db" if _has_db_store() else (tmp_path / "mlruns").resolve().as_uri()
+    assert r.stdout.strip().endswith(f"({expected})"), r.stdout
+    if not _has_db_store():
+        monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # reading it back here
+        client = mlflow.tracking.MlflowClient(tracking_uri=expected)
+        (run,) = client.search_runs([client.get_experiment_by_name("lensbench").experiment_id])
+        assert run.data.params["benchmark"] == "rgb-th-bench"
+
+
+def test_trackers_are_checked_before_the_first_request(rgbth_gen, tmp_path, monkeypatch):
+    """Issue 32.5: W&B without a login, or an MLflow database URI without the database store, stops the run
+    with one line (exit 2) before anything is sent."""
+    from lensbench.runtime.tracking import _has_db_store
+    from lensbench.testing.server import FakeOpenAIServer
+
+    cases = [("wandb", _bare_env(tmp_path), "not logged in to Weights & Biases")]
+    if not _has_db_store():
+        cases.append(("mlflow", _bare_env(tmp_path, MLFLOW_TRACKING_URI="sqlite:///x.db"), "database store"))
+    for tracker, env, says in cases:
+        with FakeOpenAIServer() as srv:
+            r = cli("run", "rgb-th-bench", "--data-dir", str(rgbth_gen), "--model", "openai:m", "--base-url", srv.url,
+                    "--limit", "2", "--out", str(tmp_path / tracker), "--no-progress", "--log-to", tracker, env=env)
+            assert sum(srv.received.values()) == 0  # nothing was sent
+        assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    # logged in (a netrc entry for the W&B host, as 'wandb login' writes it): the check passes
+    home = tmp_path / "home"
+    (home / ".netrc").write_text("machine api.wandb.ai\n  login user\n  password " + "k" * 40 + "\n")
+    (home / ".netrc").chmod(0o600)
+    from lensbench.runtime import tracking
+
+    for k in [k for k in os.environ if k.startswith("WANDB_") or k == "NETRC"]:
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("HOME", str(home))
+    tracking.check_trackers(["wandb"])  # no error
+    (home / ".netrc").unlink()
+    with pytest.raises(Exception, match="wandb login"):
+        tracking.check_trackers(["wandb"])
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    tracking.check_trackers(["wandb"])

@@ -17,6 +17,12 @@ help), which at 80 columns left ~20 characters for the help of ``lensbench run``
 
 Command groups: a command's ``rich_help_panel`` names its group (set by
 :func:`lensbench.cli.lazy.lazy_group` from the main app's table).
+
+Paragraphs: typer's ``"rich"`` markup mode keeps a docstring's single line breaks inside a paragraph
+(a sentence then broke mid-line at 80 columns) and reads ``[a|b]`` in help as rich markup (the
+choices vanished); its ``"markdown"`` mode reflows every paragraph to the terminal. Every lensbench
+command is shown in markdown mode (:func:`markdown_help`, applied by the lazy groups to each command
+they hand out): a literal ``<`` (``<id>.png``) is escaped so that markdown does not take it for HTML.
 """
 
 from __future__ import annotations
@@ -25,11 +31,34 @@ import typing
 
 import typer.core
 
-__all__ = ["install", "NAME_WIDTH"]
+__all__ = ["install", "markdown_help", "NAME_WIDTH", "MARKUP_MODE"]
 
 _NAMES = {int: "N", float: "X", str: "TEXT"}
 #: widest name column (characters); longer names put their help on the next line
 NAME_WIDTH = 30
+#: typer's markup mode of every lensbench command (``typer.Typer(rich_markup_mode=...)``)
+MARKUP_MODE = "markdown"
+
+
+def _md_text(text: str | None) -> str | None:
+    """Help text as markdown that shows as written: ``<`` escaped (else ``<id>`` is an HTML tag and vanishes)."""
+    return text.replace("<", "\\<") if text else text
+
+
+def markdown_help(cmd) -> None:
+    """Show ``cmd`` (a click command or group) and everything under it in typer's markdown mode: paragraphs
+    reflowed to the terminal width, ``<`` in help texts escaped. Idempotent; loaded subcommands only (a lazy
+    group applies it to each command it loads)."""
+    if getattr(cmd, "_lensbench_md", False):
+        return
+    cmd._lensbench_md = True
+    cmd.rich_markup_mode = MARKUP_MODE
+    cmd.help, cmd.short_help = _md_text(cmd.help), _md_text(cmd.short_help)
+    for p in getattr(cmd, "params", []):
+        if getattr(p, "help", None):
+            p.help = _md_text(p.help)
+    for sub in (getattr(cmd, "commands", None) or {}).values():
+        markdown_help(sub)
 
 
 def _display(self, ctx) -> str | None:

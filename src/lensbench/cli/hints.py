@@ -28,6 +28,7 @@ FOREIGN_OPTIONS: dict[str, str] = {
     "--batch-size": "-M batch=N (hf: backend) or --concurrency N (API models)",
     "--log_samples": "every sample is always logged: samples.jsonl in the run folder",
     "--log-samples": "every sample is always logged: samples.jsonl in the run folder",
+    "--to": "the tracker flag is --log-to wandb|mlflow (as in 'lensbench run')",
 }
 
 

@@ -6,16 +6,24 @@ first request of any run (issue 11: the whole command must cost <= 1.2 s beyond 
 window). A :func:`lazy_group` is a typer group class whose named subcommands are made by a
 loader only when click asks for them: a run imports its own benchmark; ``--help`` (which lists
 every subcommand) still builds them all, so the help text is unchanged.
+
+A group's own help lists its subcommands with one line each; for a tool group that line is read from
+the ``typer.Typer(help=...)`` literal in its module's source (:func:`static_help`), so ``lensbench
+--help`` imports none of the tool modules (issue 32.11: listing them imported aiohttp, numpy and the
+image backends, ~0.25 s of CPU). A group whose help is not such a literal is imported as before.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 from collections.abc import Callable
+from pathlib import Path
 
 import typer
 from typer.core import TyperGroup
 
+from lensbench.cli.helpfmt import markdown_help
 from lensbench.cli.hints import command_hint, option_hint, squash
 
 try:  # the click typer runs on: its own vendored copy in newer typer releases, else the click package
@@ -23,7 +31,7 @@ try:  # the click typer runs on: its own vendored copy in newer typer releases, 
 except ImportError:  # pragma: no cover - typer releases before the vendored copy
     import click
 
-__all__ = ["lazy_group", "run_command_loader", "tool_group_loader"]
+__all__ = ["lazy_group", "run_command_loader", "tool_group_loader", "static_help"]
 
 Loader = Callable[[], object]
 
@@ -50,6 +58,14 @@ def lazy_group(loaders: dict[str, Loader], panels: list[tuple[str, list[str]]] |
 
     class LazyGroup(TyperGroup):
         _loaders = dict(loaders)
+        _listing = False  # True while this group formats its own help (a stub may stand for a tool group)
+
+        def format_help(self, ctx, formatter):
+            self._listing = True
+            try:
+                return super().format_help(ctx, formatter)
+            finally:
+                self._listing = False
 
         def list_commands(self, ctx) -> list[str]:
             found = {**(more() if more is not None else {}), **self._loaders}
@@ -62,12 +78,20 @@ def lazy_group(loaders: dict[str, Loader], panels: list[tuple[str, list[str]]] |
             # plugin loaders are looked up afresh, never kept on the class: a plugin uninstalled since (or in
             # another in-process invocation) must not stay listed
             load = self._loaders.get(cmd_name) or (more().get(cmd_name) if cmd is None and more is not None else None)
+            summary = getattr(load, "summary", None) if cmd is None and self._listing else None
+            if summary is not None and (text := summary()) is not None:  # listed in help: not imported
+                stub = typer.core.TyperCommand(cmd_name, help=text)
+                stub.rich_help_panel = panel_of.get(cmd_name)
+                markdown_help(stub)
+                return stub
             if cmd is None and load is not None:
                 cmd = load()
                 cmd.name = cmd_name
                 self.commands[cmd_name] = cmd
             if cmd is not None and cmd_name in panel_of:
                 cmd.rich_help_panel = panel_of[cmd_name]
+            if cmd is not None:
+                markdown_help(cmd)
             return cmd
 
         def resolve_command(self, ctx, args):
@@ -140,11 +164,34 @@ def _broken(single: typer.Typer, name: str, message: str) -> typer.Typer:
     return single
 
 
+def static_help(target: str) -> str | None:
+    """The ``help=`` string literal of ``attr = typer.Typer(help="...")`` in the source of ``module`` (``target`` =
+    ``"module:attr"``, a module inside lensbench), read without importing it or its packages; None when the file
+    or such a literal is not found (the group is then imported to list it)."""
+    mod, _, attr = target.partition(":")
+    top, *parts = mod.split(".")
+    if top != "lensbench" or not parts:  # a package's parents would be imported to find it
+        return None
+    try:  # the file's path from lensbench's own folder: find_spec would import the parent packages
+        source = Path(__file__).resolve().parents[1].joinpath(*parts[:-1], parts[-1] + ".py").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for node in ast.parse(source).body:
+        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attr for t in node.targets)
+                and isinstance(node.value, ast.Call)):
+            for kw in node.value.keywords:
+                if kw.arg == "help" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                    return kw.value.value
+    return None
+
+
 def tool_group_loader(target: str) -> Loader:
-    """Loader of a tool group given as ``"module:typer_app"``."""
+    """Loader of a tool group given as ``"module:typer_app"``; its ``summary()`` is :func:`static_help` (the
+    group's help without importing it)."""
 
     def load():
         mod, _, attr = target.partition(":")
         return typer.main.get_group(getattr(importlib.import_module(mod), attr))
 
+    load.summary = lambda: static_help(target)
     return load

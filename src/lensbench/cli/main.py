@@ -8,33 +8,62 @@ failures the same way (:func:`lensbench.core.console.guard`): ``error: ...``, ex
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from pydantic import ValidationError
 
 from lensbench.core.version import __version__
-from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark, plugins
 from lensbench.cli.lazy import lazy_group, run_command_loader, tool_group_loader
-from lensbench.cli.runcmd import check_report_format, print_report, print_tidy, validation_message
 from lensbench.cli.evalcmd import register as register_eval
 from lensbench.cli.mergecmd import register as register_merge
-from lensbench.cli.helpfmt import install as install_help_format
+from lensbench.cli.helpfmt import MARKUP_MODE, install as install_help_format
 from lensbench.cli.tools import TOOL_GROUPS
 from lensbench.cli.listcmd import register as register_list
 from lensbench.cli.view import RESAMPLES_HELP, SEED_HELP
 from lensbench.cli.view import register as register_view
 from lensbench.cli.reproduce import register as register_reproduce
-from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
+from lensbench.scoring.defaults import DEFAULT_RESAMPLES
 from lensbench.core.console import err_console, fail, guard, make_console
-from lensbench.core.errors import LensbenchError
-from lensbench.core.jsonl import dumps_line
-from lensbench.runtime.export import export_records
-from lensbench.core.writes import write_atomically
-from lensbench.report.runs import iter_samples, load_result
-from lensbench.runtime.folder import check_out_file
-from lensbench.runtime.rebuild import load_for_report
+
+# What a command does not use is imported inside it (issue 32.11: 'lensbench --help' imported numpy, pydantic's
+# records, the runner and the benchmark registry, 0.5 s of its 1.1 s): the registry, the run machinery, the
+# report and export code are imported by the commands that use them.
+
+
+def _benchmark_names() -> list[str]:
+    """Every benchmark name, built-in and plugin (imports the registry: called only when a name is looked up)."""
+    from lensbench.benchmarks.registry import BENCHMARKS, plugins
+
+    return [*BENCHMARKS, *plugins()]
+
+
+class _RunLoaders(Mapping):
+    """``lensbench run NAME`` loaders: built-in benchmarks (sorted), then plugins. Looking up a built-in name
+    does not scan the installed distributions for plugins (~60 ms); listing them all does."""
+
+    def __init__(self):
+        from lensbench.benchmarks.registry import BENCHMARKS
+
+        self._builtin = sorted(BENCHMARKS)
+
+    def _names(self) -> list[str]:
+        from lensbench.benchmarks.registry import plugins
+
+        return [*self._builtin, *(n for n in plugins() if n not in self._builtin)]
+
+    def __getitem__(self, name: str):
+        if name in self._builtin or name in self._names():
+            return run_command_loader(name)
+        raise KeyError(name)
+
+    def __iter__(self):
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
 
 #: the top-level commands in help, group by group, in this order (the papers' tool groups close the list)
 PANELS: list[tuple[str, list[str]]] = [
@@ -45,13 +74,13 @@ PANELS: list[tuple[str, list[str]]] = [
 ]
 app = typer.Typer(help="Evaluate multimodal LLMs on IF-Bench, RGB-Th-Bench, IV-Bench, GOBench and GroundingME "
                        "with their published protocols.", no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=MARKUP_MODE,
                   context_settings={"help_option_names": ["-h", "--help"]},
                   cls=lazy_group({name: tool_group_loader(target) for name, target in TOOL_GROUPS}, PANELS,
-                                 benchmarks=lambda: [*BENCHMARKS, *plugins()]))
+                                 benchmarks=_benchmark_names))
 # run commands and tool groups are built on first use (cli/lazy.py): a run imports its own benchmark only
 run_app = typer.Typer(help="Run a benchmark: lensbench run BENCHMARK --data-dir DIR --model SPEC --out RUN_DIR",
-                      no_args_is_help=True, cls=lazy_group({name: run_command_loader(name) for name in sorted(BENCHMARKS)},
-                                                           more=lambda: {n: run_command_loader(n) for n in plugins()}))
+                      no_args_is_help=True, rich_markup_mode=MARKUP_MODE, cls=lazy_group({}, more=_RunLoaders))
 app.add_typer(run_app, name="run")
 out_console = make_console(stderr=False)
 
@@ -84,6 +113,11 @@ def report(
     A run folder that cannot be read is listed, never stops the report (exit code 3 then); so is one
     whose store is missing or damaged (its numbers are shown, marked as the result last written).
     """
+    from lensbench.benchmarks.registry import get_benchmark
+    from lensbench.cli.runcmd import check_report_format, print_report, print_tidy
+    from lensbench.core.errors import LensbenchError
+    from lensbench.runtime.rebuild import load_for_report
+
     check_report_format(format, with_paper)
     results, bad, warned, good = [], [], [], []
     for d in run_dirs:
@@ -123,6 +157,10 @@ def show(run_dir: Annotated[Path, typer.Argument(help="a finished run folder", m
          out: Annotated[Optional[Path], typer.Option("--out", metavar="PNG",
                                                      help="PNG path (default: RUN_DIR/show/<id>.png)")] = None) -> None:
     """Draw what the model did on one sample (e.g. GroundingME: ground-truth and predicted boxes) as a PNG."""
+    from lensbench.benchmarks.registry import get_benchmark
+    from lensbench.report.runs import iter_samples, load_result
+    from lensbench.runtime.folder import check_out_file
+
     bench = get_benchmark(load_result(run_dir).benchmark)(None)
     if not bench.can_draw:
         fail(f"{run_dir}: 'lensbench show' has nothing to draw for {bench.name} (its samples have no boxes or "
@@ -140,22 +178,27 @@ def show(run_dir: Annotated[Path, typer.Argument(help="a finished run folder", m
 @app.command("log")
 @guard
 def log_cmd(run_dir: Annotated[Path, typer.Argument(help="a finished run folder", metavar="RUN_DIR")],
-            to: Annotated[list[str], typer.Option("--to", metavar="wandb|mlflow", help="tracker (repeatable)")],
-            project: Annotated[Optional[str], typer.Option("--project", metavar="NAME",
+            to: Annotated[list[str], typer.Option("--log-to", metavar="wandb|mlflow", help="tracker (repeatable)")],
+            project: Annotated[Optional[str], typer.Option("--log-project", metavar="NAME",
                                                            help="W&B project / MLflow experiment (default: "
                                                                 "lensbench)")] = None) -> None:
     """Log a finished run to Weights & Biases or MLflow: settings, metrics with 95% CIs, the per-sample table.
 
-    This is what 'run --log-to' does at the end of a run."""
+    This is what 'run --log-to' does at the end of a run (the same flags: --log-to, --log-project). MLflow
+    with MLFLOW_TRACKING_URI unset: the local store ./mlruns (MLflow's database store when installed)."""
+    from pydantic import ValidationError
+
+    from lensbench.cli.runcmd import validation_message
     from lensbench.core.extras import check_requirements
     from lensbench.runtime.settings import RunSettings
-    from lensbench.runtime.tracking import log_run, tracker_requirements
+    from lensbench.runtime.tracking import check_trackers, log_run, tracker_requirements
 
     try:
         trackers = RunSettings.model_validate({"model": "-", "out": run_dir, "log_to": to}).log_to
     except ValidationError as exc:
-        fail(validation_message(exc).replace("--log-to", "--to"))
+        fail(validation_message(exc))
     check_requirements(tracker_requirements(trackers))
+    check_trackers(trackers)
     for t in trackers:
         out_console.print(f"logged to {log_run(run_dir, t, project=project)}", highlight=False)
 
@@ -172,6 +215,11 @@ def export(run_dir: Annotated[Path, typer.Argument(help="run folder", metavar="R
            ) -> None:
     """Write a run's requests and replies (errors included) as replayable JSONL ('--model replay:FILE' reads it),
     or as VLMEvalKit predictions / lmms-eval samples ('--model predictions:FILE' reads those)."""
+    from lensbench.core.jsonl import dumps_line
+    from lensbench.core.writes import write_atomically
+    from lensbench.runtime.export import export_records
+    from lensbench.runtime.folder import check_out_file
+
     if out is not None:
         check_out_file(out)
     if fmt != "jsonl":

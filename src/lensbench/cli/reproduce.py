@@ -20,9 +20,8 @@ from lensbench.cli.view import RESAMPLES_HELP, SEED_HELP
 from lensbench.core.console import err_console, fail, guard
 from lensbench.core.errors import ConfigError
 from lensbench.core.writes import write_atomically
-from lensbench.runtime.folder import check_out_file
-from lensbench.scoring.agreement import MARGIN_POINTS
-from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
+from lensbench.scoring.defaults import MARGIN_POINTS
+from lensbench.scoring.defaults import DEFAULT_RESAMPLES
 
 __all__ = ["register", "reproduce_cmd", "parse_price", "check_run_inputs"]
 
@@ -125,13 +124,18 @@ def reproduce_cmd(
         fail(f"--margin {margin:g}: the equivalence margin must be > 0 points")
     if not run_dirs:
         fail("give at least one run folder (or --rows to list the paper's rows)")
+    from lensbench.runtime.folder import check_out_file
+
     for path, flag in ((out, "--out"), (md, "--md"), (json_out, "--json")):
         if path is not None:
             check_out_file(path, flag)
     prices = dict(parse_price(p) for p in price or [])
     check_run_inputs(run_dirs)
-    rep = reproduce(spec, run_dirs, match or [], n_resamples=resamples, seed=seed, prices=prices,
-                    claim_resamples=claim_resamples, margin=margin)
+    from lensbench.runtime.progress import Activity
+
+    with Activity(err_console, f"reproduce {paper}: {len(run_dirs)} run folder(s), {resamples} resamples per CI"):
+        rep = reproduce(spec, run_dirs, match or [], n_resamples=resamples, seed=seed, prices=prices,
+                        claim_resamples=claim_resamples, margin=margin)
     text = render_markdown(rep)
     if md is not None:
         _write(md, text)

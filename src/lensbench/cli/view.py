@@ -17,11 +17,8 @@ from typing import Annotated, Optional
 import typer
 
 from lensbench.core.errors import ConfigError, LensbenchError
-from lensbench.report.runs import read_run
 from lensbench.core.console import fail, guard, make_console, warn
-from lensbench.core.writes import write_atomically
-from lensbench.runtime.folder import check_out_file
-from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
+from lensbench.scoring.defaults import DEFAULT_RESAMPLES
 
 RESAMPLES_HELP = "resamples of every CI and p-value (the same count in report, view and compare)"
 SEED_HELP = "seed of the resampling (recorded beside every CI)"
@@ -38,7 +35,9 @@ def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bo
     """Build the viewer for ``run_dirs`` (:func:`lensbench.report.assemble.viewer_page`); writes ``out`` when
     given (refused at once, before anything is built, when it is a run folder's own file). Returns
     ``(html, image registry, runs)``."""
+    from lensbench.core.writes import write_atomically
     from lensbench.report.assemble import viewer_page
+    from lensbench.runtime.folder import check_out_file
 
     if out is not None:
         check_out_file(out)
@@ -82,8 +81,12 @@ def view(
     max_thumbs: Annotated[int, typer.Option("--max-thumbs", help="embed thumbnails for at most this many images")] = 3000,
 ) -> None:
     """See what the model did: one self-contained HTML page (tables, samples, comparisons, plots)."""
+    from lensbench.core.console import err_console
+    from lensbench.runtime.progress import Activity
+
     with ExitStack() as locks:
         check_view_inputs(run_dirs, figures_dir, locks)
+        locks.enter_context(Activity(err_console, f"view: building the page of {len(run_dirs)} run folder(s)"))
         html, images, runs = write_viewer(run_dirs, None if serve else out, embed=not serve, figures=figures,
                                           n_resamples=resamples, seed=seed, max_thumbs=max_thumbs)
     if figures_dir is not None:
@@ -117,6 +120,7 @@ def compare(
 ) -> None:
     """Paired difference A - B on the shared samples, per metric and category (CI, p-value), and flipped samples."""
     from lensbench.report.compare import compare_runs, render_comparison
+    from lensbench.report.runs import read_run
 
     a, b = read_run(run_a), read_run(run_b)
     try:

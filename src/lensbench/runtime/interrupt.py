@@ -11,7 +11,6 @@ SIGINT, 143 for SIGTERM). A second signal stops at once, as a second Ctrl-C does
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 import signal
 import sys
@@ -22,7 +21,6 @@ from typing import Any, TypeVar
 
 from lensbench.core.errors import Interrupted
 from lensbench.core.urls import redact_url
-from lensbench.runtime.rows import count_ok
 
 __all__ = ["install_sigterm", "run_async", "owned_folders", "stop_message"]
 
@@ -68,6 +66,8 @@ def _redact(arg: str) -> str:
 
 def stop_message(sig: int = signal.SIGINT) -> str:
     """``SIGTERM: N replies stored in RUN; run the same command to resume: lensbench ...``."""
+    from lensbench.runtime.rows import count_ok  # pydantic records: imported when a run stops, not at start-up
+
     folders = list(_owned.values())
     counts = [count_ok(f) for f in folders]
     n = sum(c for c in counts if c is not None)
@@ -83,6 +83,8 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     install_sigterm()
     _state["signal"] = None
     try:
+        import asyncio
+
         return asyncio.run(coro)
     except KeyboardInterrupt:
         sig = _state["signal"] or signal.SIGINT

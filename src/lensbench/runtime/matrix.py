@@ -382,3 +382,6 @@ def check_matrix_requirements(cells: list[Cell], console=None) -> None:
         reqs += run_requirements(bench, c.settings, data_dir)
     warn = (lambda msg: console.print(msg, highlight=False, markup=False)) if console is not None else None
     check_run_requirements(reqs, warn)
+    from lensbench.runtime.tracking import check_trackers
+
+    check_trackers(sorted({t for c in cells if c.error is None for t in c.settings.log_to}))

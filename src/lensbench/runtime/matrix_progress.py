@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 
-from lensbench.runtime.progress import NullProgress, eta_text
+from lensbench.runtime.progress import NullProgress, bar_display, eta_text
 
 __all__ = ["MatrixProgress", "CellProgress"]
 
@@ -155,12 +155,7 @@ class MatrixProgress:
 
     def __enter__(self) -> "MatrixProgress":
         if self.enabled and self.terminal:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
-
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=24), MofNCompleteColumn(),
-                                 TextColumn("errors {task.fields[errors]}"), TextColumn("{task.fields[rate]}"),
-                                 TimeElapsedColumn(), TimeRemainingColumn(), console=self.console)
+            self._bar = bar_display(self.console, "errors {task.fields[errors]}", "{task.fields[rate]}")
             self._bar.start()
             self._tasks["_matrix"] = self._bar.add_task("matrix", total=None, errors=0, rate="")
         return self

@@ -12,7 +12,28 @@ import time
 
 from rich.console import Console
 
-__all__ = ["make_progress", "NullProgress", "PlainProgress", "BarProgress", "eta_text"]
+__all__ = ["make_progress", "NullProgress", "PlainProgress", "BarProgress", "eta_text", "bar_display", "Activity"]
+
+
+def bar_display(console: Console, *fields: str, transient: bool = False):
+    """A rich ``Progress`` whose numbers never get cut: ``description | bar | done/total | *fields | elapsed |
+    remaining``, where each of ``fields`` is a format string over the task (``"errors {task.fields[errors]}"``).
+
+    The numeric columns keep their full width; the description (ellipsised) and the bar share what is left
+    of the line (3:1), so at 80 columns a long cell name shrinks instead of the counts and the ETA
+    (issue 32.4). Descriptions are plain text (a note such as ``[waiting 30 s]`` is not rich markup)."""
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+    from rich.table import Column
+
+    fixed = lambda: Column(no_wrap=True)  # noqa: E731 - a fresh column per use
+    return Progress(TextColumn("{task.description}", markup=False,
+                               table_column=Column(ratio=3, no_wrap=True, overflow="ellipsis")),
+                    BarColumn(bar_width=None, table_column=Column(ratio=1, no_wrap=True)),
+                    MofNCompleteColumn(table_column=fixed()),
+                    *[TextColumn(f, markup=False, table_column=fixed()) for f in fields],
+                    TimeElapsedColumn(table_column=fixed()), TimeRemainingColumn(table_column=fixed()),
+                    console=console, transient=transient, expand=True)
 
 
 def eta_text(remaining: int, rate: float) -> str:
@@ -89,13 +110,8 @@ class BarProgress(NullProgress):
         self.console = console
 
     def start(self, label: str, total: int, cached: int) -> None:
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
-
         self.label, self.total, self.cached = label, total, cached
-        self._p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                           TextColumn("cached {task.fields[cached]}"), TextColumn("errors {task.fields[errors]}"),
-                           TimeElapsedColumn(), TimeRemainingColumn(), console=self.console, transient=False)
+        self._p = bar_display(self.console, "cached {task.fields[cached]}", "errors {task.fields[errors]}")
         self._p.start()
         self._task = self._p.add_task(label, total=total, completed=cached, cached=cached, errors=0)
 
@@ -122,3 +138,84 @@ def make_progress(enabled: "bool | NullProgress", console: Console, every_s: flo
     if not enabled:
         return NullProgress()
     return BarProgress(console) if console.is_terminal else PlainProgress(console, every_s)
+
+
+class Activity:
+    """Progress of one long step outside the engine (building the viewer, a reproduction, a download, a sweep's
+    steps), as a context manager: ``with Activity(console, "view: building the page") as a: ... a.advance(n)``.
+
+    On a terminal: a rich line with a spinner, the label, and done/total (bytes as sizes when ``unit="B"``) with a
+    bar and ETA once a total is known, and the elapsed time. Elsewhere: the label when it starts, a plain line
+    every ``every_s`` seconds while it advances, and ``label: done in N s`` at the end (``failed after N s`` when
+    the block raised). ``total``: the amount expected (None: unknown); :meth:`note` replaces the trailing note.
+    """
+
+    def __init__(self, console: Console, label: str, total: float | None = None, unit: str = "",
+                 every_s: float = 30.0):
+        self.console, self.label, self.total, self.unit, self.every_s = console, label, total, unit, every_s
+        self.done = 0.0
+        self._p = None
+
+    def __enter__(self) -> "Activity":
+        self.t0 = self._last = time.monotonic()
+        if self.console.is_terminal:
+            from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, SpinnerColumn,
+                                       TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+            from rich.table import Column
+
+            count = DownloadColumn() if self.unit == "B" else MofNCompleteColumn()
+            self._p = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False,
+                                                           table_column=Column(ratio=3, no_wrap=True,
+                                                                               overflow="ellipsis")),
+                               BarColumn(bar_width=None, table_column=Column(ratio=1)), count, TimeElapsedColumn(),
+                               TimeRemainingColumn(), console=self.console, transient=False, expand=True)
+            self._p.start()
+            self._task = self._p.add_task(self.label, total=self.total)
+        else:
+            self.console.print(f"{self.label} ...", highlight=False, markup=False)
+        return self
+
+    def set_total(self, total: float | None) -> None:
+        """The amount expected is now known (or changed)."""
+        self.total = total
+        if self._p is not None:
+            self._p.update(self._task, total=total)
+
+    def advance(self, amount: float = 1) -> None:
+        """``amount`` more is done."""
+        self.done += amount
+        if self._p is not None:
+            self._p.update(self._task, advance=amount)
+        elif time.monotonic() - self._last >= self.every_s:
+            self._last = time.monotonic()
+            self.console.print(self._plain(), highlight=False, markup=False)
+
+    def note(self, text: str) -> None:
+        """Show ``text`` after the label (the step under way)."""
+        if self._p is not None:
+            self._p.update(self._task, description=f"{self.label}: {text}")
+        else:
+            self.console.print(f"{self.label}: {text}", highlight=False, markup=False)
+
+    def _amount(self, n: float) -> str:
+        if self.unit == "B":
+            return f"{n / 2**20:.1f} MiB"
+        return f"{n:g}{' ' + self.unit if self.unit else ''}"
+
+    def _plain(self) -> str:
+        elapsed = time.monotonic() - self.t0
+        if self.total:
+            rate = self.done / max(elapsed, 1e-9)
+            return (f"{self.label}: {self._amount(self.done)} of {self._amount(self.total)}, "
+                    f"{elapsed:.0f} s, {eta_text(int(self.total - self.done), rate)}")
+        return f"{self.label}: {self._amount(self.done)} so far, {elapsed:.0f} s"
+
+    def __exit__(self, exc_type, *exc) -> None:
+        elapsed = time.monotonic() - self.t0
+        if self._p is not None:
+            self._p.stop()
+            self._p = None
+        if exc_type is None:
+            self.console.print(f"{self.label}: done in {elapsed:.1f} s", highlight=False, markup=False)
+        else:
+            self.console.print(f"{self.label}: stopped after {elapsed:.1f} s", highlight=False, markup=False)

@@ -115,6 +115,10 @@ async def arun_benchmark(bench: Benchmark, settings: RunSettings, *, console=Non
         raise ConfigError(f"--data-dir {data_dir} does not exist")
     say = _warner(console)
     check_run_requirements(run_requirements(bench, s, data_dir), say)
+    if s.log_to:
+        from lensbench.runtime.tracking import check_trackers
+
+        check_trackers(s.log_to)  # a W&B login or an MLflow store checked now, not after the run
     if is_demo(data_dir):
         say(f"{data_dir}: generated demo data, NOT {bench.title}: its scores mean nothing")
     backends = backends or build_backends(bench, s, say)
@@ -322,7 +326,7 @@ def _track(out: Path, s: RunSettings, console) -> None:
             where = log_run(out, tracker, project=s.log_project)
         except Exception as exc:  # noqa: BLE001 - a tracker must never lose a finished run
             _warner(console)(f"--log-to {tracker}: logging failed ({type(exc).__name__}: {exc}); the run folder is "
-                             f"complete: log it again with 'lensbench log {out} --to {tracker}'")
+                             f"complete: log it again with 'lensbench log {out} --log-to {tracker}'")
             continue
         if console is not None:
             console.print(f"logged to {where}", highlight=False, markup=False)

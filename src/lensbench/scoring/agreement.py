@@ -40,8 +40,8 @@ __all__ = ["Agreement", "agreement", "cluster_agreement", "count_agreement", "ne
            "jackknife_se", "unit_counts", "MARGIN_POINTS", "MIN_CLUSTERS", "ALPHA", "SMALL_COUNT",
            "BOSCHLOO_MAX_N"]
 
-#: default equivalence margin, points of a percentage (``lensbench reproduce --margin``)
-MARGIN_POINTS = 2.0
+#: default equivalence margin, points of a percentage (``lensbench reproduce --margin``; numpy-free home)
+from lensbench.scoring.defaults import MARGIN_POINTS  # noqa: E402
 #: level of every test (two-sided difference test; each one-sided test of TOST)
 ALPHA = 0.05
 #: below this many successes or failures (run or paper) a proportion of units is tested exactly

@@ -46,7 +46,7 @@ __all__ = ["UnitTable", "Interval", "Design", "bootstrap_ci", "bootstrap_stats",
            "jackknife"]
 
 #: resamples of every CI, p-value and paired CI unless the user asks for another count
-DEFAULT_RESAMPLES = 2000
+from lensbench.scoring.defaults import DEFAULT_RESAMPLES  # noqa: E402 - one definition, numpy-free
 #: fewest clusters a CI or p-value needs to be printed (SPEC General rules: "below 10 clusters print 'too few
 #: clusters (n)' instead"); the one place every CI and paired p of the reports, the viewer and reproduce reads it
 MIN_CLUSTERS = 10

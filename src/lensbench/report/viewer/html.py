@@ -126,50 +126,41 @@ def _clean(payload: dict[str, Any]) -> str:
         return _json_for_script(fix(payload))
 
 
-_ROW = re.compile(r"^\|(.*)\|\s*$")
-_ITEM = re.compile(r"^\s*-\s+(.*)$")
+_STAR_LINE = re.compile(r"^(\s*)\*(?=\s)", re.M)
+
+
+def _markdown():
+    """The markdown-it-py parser of :func:`md_to_html` (markdown-it-py comes with rich): CommonMark with
+    pipe tables, raw HTML off (every text is escaped), no ``*``/``_`` emphasis (``*`` marks footnotes and
+    partial runs in our tables); headings one level down, tables in a sideways-scrolling wrapper."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False}).enable("table").disable("emphasis")
+
+    def table_open(self, tokens, idx, options, env):
+        return "<div class='tblwrap'><table class='tbl'>\n"
+
+    def table_close(self, tokens, idx, options, env):
+        return "</table></div>\n"
+
+    md.add_render_rule("table_open", table_open)
+    md.add_render_rule("table_close", table_close)
+    return md
 
 
 def md_to_html(md: str) -> str:
-    """A small Markdown subset as HTML: ``#`` headings, pipe tables (each in a ``div.tblwrap`` that
-    scrolls sideways when wider than the page), ``-`` bullet lists (``*`` is a footnote mark in our tables),
-    paragraphs (all text escaped)."""
-    out: list[str] = []
-    lines = md.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i].rstrip()
-        if _ITEM.match(line):
-            items = []
-            while i < len(lines) and (_ITEM.match(lines[i]) or (items and lines[i].startswith("  ") and lines[i].strip())):
-                item = _ITEM.match(lines[i])
-                if item:
-                    items.append(item.group(1).strip())
-                else:  # an indented line continues the item above
-                    items[-1] += " " + lines[i].strip()
-                i += 1
-            out.append("<ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in items) + "</ul>")
-            continue
-        m = _ROW.match(line)
-        if m:
-            rows = []
-            while i < len(lines) and _ROW.match(lines[i].rstrip()):
-                cells = [c.strip() for c in _ROW.match(lines[i].rstrip()).group(1).split("|")]
-                if not all(set(c) <= set("-: ") for c in cells):
-                    rows.append(cells)
-                i += 1
-            if rows:
-                head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
-                body = "".join(("<tr class='paper'>" if r and r[0].endswith("(paper)") else "<tr>")
-                               + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows[1:])
-                out.append(f"<div class='tblwrap'><table class='tbl'><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
-                           "</table></div>")
-            continue
-        h = re.match(r"^(#{1,6})\s+(.*)$", line)
-        if h:
-            n = min(len(h.group(1)) + 1, 6)
-            out.append(f"<h{n}>{html.escape(h.group(2))}</h{n}>")
-        elif line.strip():
-            out.append(f"<p>{html.escape(line)}</p>")
-        i += 1
-    return "\n".join(out)
+    """Markdown as HTML, by markdown-it-py (CommonMark + pipe tables; all text escaped, no raw HTML).
+
+    Our additions: a heading is shown one level down (``#`` -> ``<h2>``: the page has the ``<h1>``); each
+    table is wrapped in a ``div.tblwrap`` that scrolls sideways when wider than the page, with class
+    ``tbl``, and a row whose first cell ends with ``(paper)`` gets class ``paper``; a line starting with
+    ``* `` is text (a footnote mark in our tables), not a list item (``-`` makes lists)."""
+    parser = _markdown()
+    tokens = parser.parse(_STAR_LINE.sub(lambda m: m.group(1) + "\\*", md))
+    for i, t in enumerate(tokens):
+        if t.type in ("heading_open", "heading_close"):
+            t.tag = f"h{min(int(t.tag[1]) + 1, 6)}"
+        elif t.type == "tr_open" and i + 2 < len(tokens) and tokens[i + 2].type == "inline" \
+                and tokens[i + 2].content.strip().endswith("(paper)"):
+            t.attrSet("class", "paper")
+    return parser.renderer.render(tokens, parser.options, {}).strip()

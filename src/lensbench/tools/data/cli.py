@@ -52,7 +52,11 @@ def download_cmd(
     from lensbench.tools.data.download import download
 
     layout = _layout_or_fail(bench)
-    doc = download(bench, dest, revision=revision, from_dir=from_dir, log=_say)
+    from lensbench.core.console import err_console
+    from lensbench.runtime.progress import Activity
+
+    doc = download(bench, dest, revision=revision, from_dir=from_dir, log=_say,
+                   activity=lambda label: Activity(err_console, label, unit="B"))
     where = dest or default_data_dir(bench)
     rev = doc.get("revision") or "unrecorded revision"
     _say(f"{bench}: {doc['n_files']} files in {where} ({rev}; fingerprint {doc['fingerprint']})")

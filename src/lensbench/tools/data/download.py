@@ -86,10 +86,22 @@ def _extract_archives(dest: Path, limits: ArchiveLimits) -> None:
         extract_zip(z, "", z.parent if single else z.parent / z.stem, limits=limits)
 
 
-def _github_archive(src: Source, rev: str, dest: Path, limits: ArchiveLimits) -> PinnedSource | None:
+def _shown(activity: Callable[[str], Any] | None, label: str):
+    """``activity(label)`` (a progress display, used as a context manager), or a display that shows nothing."""
+    if activity is not None:
+        return activity(label)
+    from contextlib import nullcontext
+
+    return nullcontext(None)
+
+
+def _github_archive(src: Source, rev: str, dest: Path, limits: ArchiveLimits,
+                    activity: Callable[[str], Any] | None = None) -> PinnedSource | None:
     staging = dest.parent / f".{dest.name}.download"
     name = src.repo.split("/")[-1]
-    archive = http_download(f"{github_base()}/{src.repo}/archive/{rev}.zip", staging / f"{name}-{rev}.zip")
+    with _shown(activity, f"github:{src.repo}@{rev[:10]}") as shown:
+        archive = http_download(f"{github_base()}/{src.repo}/archive/{rev}.zip", staging / f"{name}-{rev}.zip",
+                                progress=shown)
     pins = pinned_source(source_key("github", src.repo, rev))
     try:
         with zipfile.ZipFile(archive) as zf:
@@ -180,7 +192,8 @@ def _from_local(layout: Layout, from_dir: Path, dest: Path, revision: str | None
 
 
 def _from_source(layout: Layout, revision: str | None, dest: Path, timeout: float,
-                 log: Callable[[str], None], limits: ArchiveLimits) -> dict[str, Any]:
+                 log: Callable[[str], None], limits: ArchiveLimits,
+                 activity: Callable[[str], Any] | None = None) -> dict[str, Any]:
     src = layout.source
     rev = revision or src.revision
     verified: list[str] = []
@@ -203,7 +216,7 @@ def _from_source(layout: Layout, revision: str | None, dest: Path, timeout: floa
     else:
         _need_host(github_base(), f"the GitHub repository {src.repo}", layout.bench, timeout)
         log(f"fetching github:{src.repo}@{rev} ({src.subdir or 'all'}) into {dest}")
-        pins = _github_archive(src, rev, dest, limits)
+        pins = _github_archive(src, rev, dest, limits, activity)
         key = source_key("github", src.repo, rev)
         (verified if pins is not None else unverified).append(key)
         if pins is None:
@@ -219,7 +232,9 @@ def _from_source(layout: Layout, revision: str | None, dest: Path, timeout: floa
             continue
         _need_host(github_raw_base(), f"{gf.path} of the GitHub repository {gf.repo}", layout.bench, timeout)
         log(f"fetching github:{gf.repo}@{gf.commit[:10]}:{gf.path}")
-        http_download(f"{github_raw_base()}/{gf.repo}/{gf.commit}/{gf.path}", target, pin=pin, source=key)
+        with _shown(activity, f"github:{gf.repo}:{gf.path}") as shown:
+            http_download(f"{github_raw_base()}/{gf.repo}/{gf.commit}/{gf.path}", target, pin=pin, source=key,
+                          progress=shown)
         (verified if pin is not None else unverified).append(f"{key}:{gf.path}")
         got.append({"repo": gf.repo, "commit": gf.commit, "path": gf.path, "dest": gf.dest})
     return {"source": {"kind": src.kind, "repo": src.repo, "subdir": src.subdir or None, "git_files": got},
@@ -240,11 +255,13 @@ def _check_pinned_files(pins: PinnedSource, dest: Path) -> None:
 
 def download(bench: str, dest: str | Path | None = None, *, revision: str | None = None,
              from_dir: str | Path | None = None, probe_timeout: float = PROBE_TIMEOUT_S,
-             log: Callable[[str], None] = lambda s: None, limits: ArchiveLimits = ArchiveLimits()) -> dict[str, Any]:
+             log: Callable[[str], None] = lambda s: None, limits: ArchiveLimits = ArchiveLimits(),
+             activity: Callable[[str], Any] | None = None) -> dict[str, Any]:
     """Fetch (or, with ``from_dir``, copy) benchmark ``bench`` into ``dest`` (default: its data
     home folder), verify its file counts and write the manifest; returns the manifest.
 
-    ``limits``: expansion bounds of archives (a zip bomb is refused).
+    ``limits``: expansion bounds of archives (a zip bomb is refused). ``activity``: ``label -> display`` of each
+    GitHub download's bytes (:class:`lensbench.runtime.progress.Activity`; the hub shows its own bars).
 
     Raises KeyError (unknown benchmark), SourceUnreachable (offline: one line naming the source
     and ``--from DIR``), FetchError (HTTP / hub error, a short or HTML body, a full disk),
@@ -262,7 +279,7 @@ def download(bench: str, dest: str | Path | None = None, *, revision: str | None
             origin = _from_local(layout, Path(from_dir), dest, revision)
         else:
             (dest / MANIFEST_NAME).unlink(missing_ok=True)  # the folder changes: complete again only when verified
-            origin = _from_source(layout, revision, dest, probe_timeout, log, limits)
+            origin = _from_source(layout, revision, dest, probe_timeout, log, limits, activity)
     except BaseException:
         # a folder this call created and left empty (offline, refused) would later read as a data folder
         # without data: remove it, so 'lensbench run' gives the download hint again. Partial files are kept.

@@ -84,12 +84,13 @@ def is_html(head: bytes) -> bool:
 
 
 def http_download(url: str, dest: Path, *, timeout: float = 60.0, pin: tuple[int, str] | None = None,
-                  source: str = "") -> Path:
+                  source: str = "", progress=None) -> Path:
     """Download ``url`` to ``dest``, resuming a previous ``dest.part`` with an HTTP Range request
     (a server that ignores the range restarts it). The file appears under ``dest`` only when
     complete: every byte the ``Content-Length`` announced arrived, the body is not an HTML page,
     and, with ``pin`` = ``(size, sha256)`` (the pinned file of release ``source``), its content
-    matches. Returns ``dest``.
+    matches. Returns ``dest``. ``progress``: a display told the bytes expected (``set_total``) and each block
+    received (``advance``), e.g. :class:`lensbench.runtime.progress.Activity` with ``unit="B"``.
 
     Raises FetchError naming the URL (HTTP error; a body shorter than announced or a broken
     transfer: the ``.part`` is kept, run again to resume; an HTML page: the ``.part`` is removed;
@@ -111,6 +112,9 @@ def http_download(url: str, dest: Path, *, timeout: float = 60.0, pin: tuple[int
             got = have if resumed else 0
             length = r.headers.get("Content-Length")
             expected = got + int(length) if length and length.isdigit() else None
+            if progress is not None:
+                progress.set_total(expected)
+                progress.advance(got)
             with open(part, "ab" if resumed else "wb") as fh:
                 while block := r.read(1 << 20):
                     if got == 0 and is_html(block[:512]):
@@ -120,6 +124,8 @@ def http_download(url: str, dest: Path, *, timeout: float = 60.0, pin: tuple[int
                                          "captive-portal page?); nothing was kept")
                     fh.write(block)
                     got += len(block)
+                    if progress is not None:
+                        progress.advance(len(block))
         if expected is not None and got < expected:
             raise FetchError(f"{url}: the transfer ended after {got} of {expected} bytes (run the same command again "
                              "to resume)")

@@ -104,6 +104,7 @@ def run_sweep(plan: SweepPlan, log=print) -> dict[str, Any]:
     return doc
 
 
+
 def _write(out: Path, doc: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / "sweep.json.tmp"
