@@ -3,7 +3,8 @@
 A perturbation is given as ``--perturb KIND:NAME`` on the benchmarks that take it (``docs/perturbations.md``):
 
 * ``palette:gray`` | ``palette:iron`` | ``palette:inverted`` -- a thermal image is re-coloured: converted to
-  luminance (Pillow's ``convert("L")``: ``L = R*299/1000 + G*587/1000 + B*114/1000``, ITU-R 601-2), then mapped
+  luminance (Pillow's ``convert("L")``: ITU-R 601-2 ``L = R*299/1000 + G*587/1000 + B*114/1000``, rounded; in
+  Pillow's fixed point ``(R*19595 + G*38470 + B*7471 + 32768) >> 16``), then mapped
   through a 256-entry colour table (:data:`PALETTES`): ``gray`` = (L, L, L); ``inverted`` = (255-L, 255-L, 255-L);
   ``iron`` = the piecewise-linear "ironbow" table through :data:`IRON_ANCHORS` (black, indigo, magenta, red,
   amber, white), each channel ``round(np.interp(L, positions, channel))``. The result is a lossless PNG, cached

@@ -15,6 +15,7 @@ from typing import Any
 
 from lensbench.report.catalog import describe
 from lensbench.report.coverage import run_coverage, run_status
+from lensbench.report.runinfo import perturbation
 from lensbench.report.runs import LoadedRun
 from lensbench.report.viewer.media import ImageRegistry, frame_index
 
@@ -64,7 +65,8 @@ def _sample(ri: int, rec, images: ImageRegistry, frames: dict[str, Path]) -> dic
 
 def _label_id(run: LoadedRun, i: int, runs: Sequence[LoadedRun]) -> str:
     same = [r for r in runs if r.model == run.model and r.benchmark == run.benchmark]
-    return run.model if len(same) == 1 else f"{run.model} ({run.path.name})"
+    label = run.model if len(same) == 1 else f"{run.model} ({run.path.name})"
+    return f"{label} [perturbed: {p}]" if (p := perturbation(run)) else label
 
 
 def build_payload(runs: Sequence[LoadedRun], *, tables: dict[str, str] | None = None,
