@@ -231,3 +231,18 @@ def test_ivbench_options_shuffle_is_a_second_seed(iv_demo, tmp_path):
 def test_ivbench_refuses_what_does_not_apply(kw, needle):
     with pytest.raises(ValidationError, match=needle):
         IVBench.Options(**kw)
+
+
+# ----------------------------------------------------------------------------------------------------- GOBench
+@pytest.mark.parametrize("value,needle", [
+    ("options:shuffle", "options:shuffle does not apply to GOBench: its critic answers yes/no/cannot-determine "
+                        "questions and 1-5 ratings: there are no options to shuffle (it takes: none)"),
+    ("palette:gray", "palette:gray does not apply to GOBench: its images are generated photographs"),
+    ("frames:shuffle", "frames:shuffle does not apply to GOBench: it has no video"),
+])
+def test_gobench_refuses_every_perturbation_with_its_reason(value, needle):
+    from lensbench.benchmarks.gobench.benchmark import GOBench
+
+    assert GOBench.Options().perturb is None
+    with pytest.raises(ValidationError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+        GOBench.Options(perturb=value)
