@@ -127,3 +127,14 @@ def test_a_bad_perturbation_exits_2_with_one_line_before_any_request(rgbth_gen, 
     assert r.exit_code == 2
     assert needle in r.output and "--perturb" in r.output and "Traceback" not in r.output
     assert not out.exists()
+
+
+def test_recorded_third_party_replies_are_not_replayed_into_a_perturbed_run(rgbth_data, tmp_path):
+    """The third-party result files answered the released images: under a palette they would score replies to
+    other input, so the replay is refused before anything is replayed."""
+    from lensbench.core.errors import ConfigError
+
+    replies = rgbth_data.parent.parent / "benchmark_results_GLM.json"
+    with pytest.raises(ConfigError, match=r"sends perturbed input \(--perturb palette:gray\): replay it without"):
+        run_benchmark(RGBThBench(RGBThBench.Options(perturb="palette:gray")),
+                      RunSettings(model=f"replay:{replies}", out=tmp_path / "x", data_dir=rgbth_data, progress=False))
