@@ -246,3 +246,25 @@ def test_gobench_refuses_every_perturbation_with_its_reason(value, needle):
     assert GOBench.Options().perturb is None
     with pytest.raises(ValidationError, match=needle.replace("(", r"\(").replace(")", r"\)")):
         GOBench.Options(perturb=value)
+
+
+def test_ivbench_run_logs_the_frames_as_sent(tmp_path):
+    """A whole run (random baseline) on the demo: each record's video part lists the timestamps in the order
+    sent, run.json records the perturbation, and the leaderboard names it."""
+    import json
+
+    from lensbench.cli.view import leaderboard_report
+    from lensbench.runtime.runner import RunSettings, run_benchmark
+
+    data = IVBench.write_demo(tmp_path / "demo")
+    out = tmp_path / "run"
+    run_benchmark(IVBench(IVBench.Options(frames="8", perturb="frames:drop=0.25")),
+                  RunSettings(model="random", out=out, data_dir=data, progress=False))
+    assert json.loads((out / "run.json").read_text(encoding="utf-8"))["options"]["perturb"] == "frames:drop=0.25"
+    recs = [json.loads(x) for x in (out / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert recs and all(r["outcome"] != "error" for r in recs)
+    for r in recs:
+        (video,) = [p for p in r["messages"][0]["content"] if p["type"] == "video"]
+        assert len(video["timestamps"]) == 6 == len(r["extra"]["frame_order"]) and r["extra"]["perturb"] == "frames:drop=0.25"
+        assert video["timestamps"] == sorted(video["timestamps"])
+    assert "perturb=frames:drop=0.25" in leaderboard_report([out], "md", n_resamples=50)
