@@ -19,9 +19,10 @@ def _lum(rgb):
     return (r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16
 
 
-@pytest.mark.parametrize("text,label", [("palette:iron", "palette:iron"), (" Palette:Gray ", "palette:gray"),
-                                        ("palette:inverted", "palette:inverted"), ("frames:shuffle", "frames:shuffle"),
-                                        ("frames:drop=0.250", "frames:drop=0.25"), ("options:shuffle", "options:shuffle")])
+@pytest.mark.parametrize("text,label", [
+    ("palette:iron", "palette:iron"), (" Palette:Gray ", "palette:gray"), ("palette:inverted", "palette:inverted"),
+    ("frames:shuffle", "frames:shuffle"), ("frames:drop=0.250", "frames:drop=0.25"),
+    ("options:shuffle", "options:shuffle")])
 def test_known_names_parse_to_their_canonical_label(text, label):
     assert P.parse_perturbation(text).label == label
 

@@ -8,8 +8,9 @@ Frames come from :class:`lensbench.media.frame_cache.FrameCache` (each video dec
 ``blind``: text); frame parts carry the video path
 and the frame's time. ``--perturb frames:shuffle`` sends a query's frames in a seeded order, ``frames:drop=F``
 leaves a seeded share of them out (the prompt's frame count is the number sent), ``options:shuffle`` letters the
-options by a second shuffle seed (:mod:`lensbench.media.perturb`). A query whose video does not decode is an :class:`~lensbench.benchmarks.steps.Unsent`
-unit per configuration (scored as an ``error`` of kind ``video``, nothing sent).
+options by a second shuffle seed (:mod:`lensbench.media.perturb`). A query whose video does not decode is an
+:class:`~lensbench.benchmarks.steps.Unsent` unit per configuration (scored as an ``error`` of kind ``video``,
+nothing sent).
 """
 
 from __future__ import annotations
