@@ -48,3 +48,8 @@ def test_option_order_shuffle_paired_effect(tmp_path):
     for k in headline:
         assert diffs[k] == pytest.approx((100.0, 0.0, 100.0))
     assert all(v[2] == pytest.approx(100.0) for v in diffs.values() if v[2] is not None)
+    # the IF-Bench tables tag the perturbed run's row, not the plain one
+    table = IFBench().tables([read_run(tmp_path / "shuffled").result, read_run(tmp_path / "plain").result])
+    rows = [line for line in table.splitlines() if line.startswith("| fake")]
+    assert any("perturbed input: options:shuffle" in line for line in rows)
+    assert any("perturbed" not in line for line in rows)
