@@ -128,12 +128,16 @@ def print_tidy(run_dirs: Sequence[Path], *, n_resamples: int = DEFAULT_RESAMPLES
 def print_report(bench: Benchmark, results, fmt: str, with_paper: bool) -> None:
     """Write the benchmark's tables (md/csv) or the result JSON to stdout; md tables are headed by what each
     run covers of the benchmark's release when it is not all of it (:func:`lensbench.report.coverage.coverage_header`:
-    part of the release, demo data, failed requests)."""
+    part of the release, demo data, failed requests) and by the input perturbation of a perturbed run
+    (:func:`lensbench.report.runinfo.perturbation_header`)."""
     if fmt == "md":
         from lensbench.report.coverage import coverage_header
         from lensbench.report.runs import read_run
 
-        sys.stdout.write(coverage_header([read_run(r.run_dir, with_records=False) for r in results if r.run_dir]))
+        from lensbench.report.runinfo import perturbation_header
+
+        loaded = [read_run(r.run_dir, with_records=False) for r in results if r.run_dir]
+        sys.stdout.write(coverage_header(loaded) + perturbation_header(loaded))
     if fmt == "json":
         docs = [r.to_json() for r in results]
         sys.stdout.write(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False, default=str)

@@ -5,7 +5,8 @@ exactly as its own result scores it (its benchmark's unit tables, the ones its r
 units both runs scored (SPEC General rules); the statistics are those of
 :mod:`lensbench.scoring.paired` over the benchmark's clusters (bootstrap CI of A - B,
 permutation p-value, seeded). Runs that differ in a protocol setting are compared all the same,
-with a note naming the settings.
+with a note naming the settings; a perturbed run and its unperturbed twin (``--perturb``, only that setting
+differs) get a note saying the differences are the perturbation's paired effect.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, MIN_CLUSTERS, plural,
 from lensbench.scoring.intervals import design_for
 from lensbench.scoring.paired import paired_all
 
-__all__ = ["Flip", "Comparison", "flipped_samples", "compare_runs", "render_comparison", "ci_note"]
+__all__ = ["Flip", "Comparison", "flipped_samples", "compare_runs", "render_comparison", "ci_note",
+           "perturbation_twin"]
 
 
 @dataclass
@@ -100,6 +102,18 @@ def _setting_text(setting: dict[str, Any] | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in setting.items()) if setting else ""
 
 
+def perturbation_twin(a: LoadedRun, b: LoadedRun, sa: dict[str, Any], sb: dict[str, Any]) -> str:
+    """The note of a perturbed run compared with its unperturbed twin (the same model and every protocol setting
+    but ``perturb``, one side unperturbed): the paired differences are the perturbation's effect; ``""`` else."""
+    keys = {k for k in {*sa, *sb} if sa.get(k) != sb.get(k)}
+    if keys != {"perturb"} or a.model != b.model or (sa.get("perturb") and sb.get("perturb")):
+        return ""
+    side, p = ("A", sa["perturb"]) if sa.get("perturb") else ("B", sb["perturb"])
+    sign = "unperturbed - perturbed" if side == "B" else "perturbed - unperturbed"
+    return (f"Perturbation twins: run {side} is the same model under the same settings with a perturbed input ({p}); "
+            f"A - B ({sign}) is the perturbation's paired effect on the same items.")
+
+
 def compare_runs(a: LoadedRun, b: LoadedRun, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
                  level: float = 0.95, categories: bool = True) -> Comparison:
     """Paired comparison of two runs of the same benchmark (A - B per metric and category).
@@ -121,7 +135,10 @@ def compare_runs(a: LoadedRun, b: LoadedRun, *, n_resamples: int = DEFAULT_RESAM
                      seed=seed, n_resamples=n_resamples, design=design.to_json(),
                      ci_note=ci_note(cluster, n_resamples, seed, level))
     cmp.flips = flipped_samples(a.records, b.records)
-    if diffs := settings_differences(protocol_settings(a), protocol_settings(b)):
+    sa, sb = protocol_settings(a), protocol_settings(b)
+    if twin := perturbation_twin(a, b, sa, sb):
+        cmp.notes.append(twin)
+    elif diffs := settings_differences(sa, sb):
         cmp.notes.append("The runs differ in protocol settings, so the differences mix the models with the settings: "
                          + "; ".join(diffs) + ".")
     ta, tb = run_tables(a), run_tables(b)

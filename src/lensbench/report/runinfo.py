@@ -10,6 +10,8 @@ Read by the leaderboard (``lensbench report``, ``eval``, the viewer) and by ``le
 * :func:`coverage`, :func:`coverage_label`: what the run covers of the benchmark's release (counted against
   the release, never the run's folder: :mod:`lensbench.report.coverage`, where a ``--limit`` / ``--shard`` /
   demo-data / part-of-the-release run is named).
+* :func:`perturbation`, :func:`perturbation_header`: the input perturbation a run was made under
+  (``--perturb palette:iron``, :mod:`lensbench.media.perturb`), named on every surface.
 * :func:`run_state`: ``incomplete: N failed requests``,
   ``killed: N unsent requests`` (a run stopped before every request was sent and rebuilt from
   its store: the missing replies were never asked for), or ``""`` for a complete run.
@@ -26,7 +28,7 @@ from lensbench.report.coverage import UNSENT, error_split, run_coverage
 from lensbench.report.runs import LoadedRun
 
 __all__ = ["protocol_settings", "settings_label", "settings_differences", "coverage", "coverage_label",
-           "run_state", "error_split", "UNSENT"]
+           "perturbation", "perturbation_header", "run_state", "error_split", "UNSENT"]
 
 def _flat(prefix: str, value: Any, out: dict[str, Any]) -> None:
     if isinstance(value, dict):
@@ -90,6 +92,22 @@ def settings_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str
     """``["input: rgb+thermal (A) vs thermal-only (B)", ...]`` for every setting the two differ in."""
     return [f"{k}: {_text(a.get(k, '(not set)'))} (A) vs {_text(b.get(k, '(not set)'))} (B)"
             for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k)]
+
+
+def perturbation(run: LoadedRun) -> str:
+    """The run's input perturbation as recorded in its options (``"palette:iron"``), ``""`` for none."""
+    res = run.result
+    options = (res.options if res is not None and res.options else run.manifest.get("options")) or {}
+    return str(options.get("perturb") or "")
+
+
+def perturbation_header(runs: Sequence[LoadedRun]) -> str:
+    """The lines ``lensbench report`` prints above a benchmark's tables for perturbed runs (``Perturbed input
+    in <folder>: palette:iron (not the benchmark's input: compare it with its unperturbed twin).``); ``""``
+    when none is perturbed."""
+    out = [f"Perturbed input in {r.path}: {p} (not the benchmark's input: compare it with its unperturbed twin, "
+           f"lensbench compare).\n" for r in runs if (p := perturbation(r))]
+    return "".join(out) + ("\n" if out else "")
 
 
 def coverage(run: LoadedRun) -> tuple[int, int] | None:

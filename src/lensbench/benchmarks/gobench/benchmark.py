@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from lensbench.benchmarks.gobench.interop import TSV_KEY, GOBenchMap
 from lensbench.core.interop import interop_formats
@@ -49,6 +49,7 @@ from lensbench.core.errors import ConfigError, DataError
 from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse, TextPart
+from lensbench.media.perturb import check_perturbation
 from lensbench.scoring.text import strip_reasoning
 
 __all__ = ["GOBench", "CriticAnswerSpace", "gt_dict"]
@@ -124,6 +125,17 @@ class GOBench(Benchmark):
                                           "(direct_light_images,reflect_light_images,refracted_light_images)")
         blind: bool = Field(default=False, description="send the critic prompt without the image (a language-prior "
                             "baseline: how close to the people can ratings be from the prompt alone?)")
+        perturb: Optional[str] = Field(default=None, description="input perturbations (docs/perturbations.md) do "
+                                       "not apply to GOBench: every one is refused with the reason")
+
+        @field_validator("perturb")
+        @classmethod
+        def _perturb(cls, v: Optional[str]) -> Optional[str]:
+            return check_perturbation(v, {
+                "options": "its critic answers yes/no/cannot-determine questions and 1-5 ratings: there are no "
+                           "options to shuffle",
+                "palette": "its images are generated photographs, not thermal images",
+                "frames": "it has no video"}, "GOBench")
 
     # ----------------------------------------------------------------- load
     def load(self, data_dir: Path) -> Loaded:

@@ -17,6 +17,9 @@ One :class:`SampleRecord` per model request: ``sample_id`` = request id ``"<qid>
 ``blind``; ``target``: the rotated right letter; ``answer``: the letter read; ``judge``: the parser
 calls (:class:`JudgeCall`); ``extra``: ``judged_by`` (exact | first-char | parser | None),
 ``note``, ``image``, ``dimension_name``, ``judge_mode``, ``parser_available``, ``thinking``.
+``--perturb`` (``docs/perturbations.md``): ``palette:gray|iron|inverted`` re-colours the infrared image
+(:mod:`lensbench.media.perturb`); ``options:shuffle`` re-orders each question's options by a seeded permutation
+outside the circular set, then rotates that order as usual (``extra.perturb``, ``extra.option_order``).
 A transport failure (model or parser) is ``error``: never scored; its (question, language) unit is
 left out of every score and the run is marked incomplete.
 """
@@ -28,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from lensbench.benchmarks.ifbench.interop import IFBenchMap
 from lensbench.core.interop import interop_formats
@@ -42,6 +45,8 @@ from lensbench.benchmarks.ifbench.score import CLUSTER, HEADLINES, cells, score_
 from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord
 from lensbench.core.types import GenParams, ImagePart, Message, Request, StoredResponse
+from lensbench.media.perturb import (cache_folder, check_perturbation, item_seed, non_circular_permutation,
+                                     perturbed_image)
 from lensbench.scoring.bootstrap import UnitTable
 from lensbench.scoring.judges import judge_round
 from lensbench.scoring.units import nonempty
@@ -122,6 +127,22 @@ class IFBench(Benchmark):
                                             "(default: the model name without its size)")
         model_params_b: Optional[float] = Field(default=None, gt=0, description="declared parameter count in "
                                                 "billions (MoE: total) for the scale correlation (default: from the name)")
+        perturb: Optional[str] = Field(default=None, description="an input perturbation (docs/perturbations.md): "
+                                       "palette:gray, palette:iron or palette:inverted re-colours the infrared "
+                                       "image; options:shuffle re-orders the options outside the circular set; "
+                                       "compare the run with its unperturbed twin (lensbench compare)")
+
+        @field_validator("perturb")
+        @classmethod
+        def _perturb(cls, v: Optional[str]) -> Optional[str]:
+            return check_perturbation(v, {"palette": "", "options": "", "frames": "it has no video"}, "IF-Bench")
+
+        @model_validator(mode="after")
+        def _perturb_input(self) -> "IFBench.Options":
+            if (self.perturb or "").startswith("palette:") and (self.blind or "if" not in INPUTS[self.input][1]):
+                raise ValueError(f"{self.perturb} re-colours the infrared image: "
+                                 + ("--blind sends none" if self.blind else f"--input {self.input} sends none"))
+            return self
 
         @field_validator("languages")
         @classmethod
@@ -186,25 +207,38 @@ class IFBench(Benchmark):
         if not self.options.blind:
             prime_sha256(q.if_path if k == "if" else q.rgb_path for q in samples for k in kinds)
         cache: dict[str, ImagePart] = {}
+        perturb = self.options.perturb or ""
+        media_dir = ctx.media_dir if ctx is not None else None
 
-        def img(p: str) -> ImagePart:
+        def img(p: str, kind: str) -> ImagePart:
+            if kind == "if" and perturb.startswith("palette:"):
+                p = str(perturbed_image(p, perturb, cache_folder(media_dir)))
             if p not in cache:
                 cache[p] = ImagePart.of(p)
             return cache[p]
 
         out = []
         for q in samples:
-            parts = [] if self.options.blind else [img(q.if_path if k == "if" else q.rgb_path) for k in kinds]
+            parts = [] if self.options.blind else [img(q.if_path if k == "if" else q.rgb_path, k) for k in kinds]
+            # options:shuffle: one seeded non-circular order per question (both languages), rotated as usual
+            order = (non_circular_permutation(4, item_seed(ctx.seed if ctx is not None else 0, perturb, q.qid))
+                     if perturb == "options:shuffle" else (0, 1, 2, 3))
+            answer = LETTERS[order.index(LETTERS.index(q.answer))]
             for lang in self.langs:
                 tpl = template_for(self.options.input, lang)
+                base = [q.option_list(lang)[j] for j in order]
                 for i in range(self.rotations):
-                    slots, letter = rotate(q.option_list(lang), q.answer, i)
+                    slots, letter = rotate(base, answer, i)
                     text = build_prompt(tpl, q.question(lang), slots)
                     labels = {"qid": q.qid, "dimension": q.abbrev, "language": lang, "rotation": i,
                               "input": self.options.input, "blind": self.options.blind}
                     extra = {"dimension_name": q.dimension, "image": q.image_name,
                              "judge_mode": self.options.answer_parsing, "parser_available": has_judge,
                              "thinking": thinking, "judged_by": None}
+                    if perturb:
+                        extra["perturb"] = perturb
+                        if perturb == "options:shuffle":
+                            extra["option_order"] = [LETTERS[j] for j in order]
                     out.append(Request(id=f"{q.qid}/{lang}/r{i}", messages=(Message.user(*parts, text),), params=params,
                                        meta={"sample_id": q.qid, "answer": letter, "answer_space": list(LETTERS),
                                              "qid": q.qid, "lang": lang, "rotation": i, "target": letter,

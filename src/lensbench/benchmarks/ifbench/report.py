@@ -48,13 +48,15 @@ def editor_of(r: RunResult) -> str:
 
 
 def label(r: RunResult) -> str:
-    """A run's row name: the model, tagged with a non-vanilla input, blind mode, or incompleteness."""
+    """A run's row name: the model, tagged with a non-vanilla input, blind mode, a perturbation, or incompleteness."""
     inp, blind = setting(r)
     tags = []
     if inp != "if":
         tags.append(INPUT_LABELS.get(inp, inp))
     if blind:
         tags.append("BLIND: no image, language prior")
+    if r.options.get("perturb"):
+        tags.append(f"perturbed input: {r.options['perturb']}")
     if not r.extra.get("judge"):
         tags.append("exact match only" if r.options.get("answer_parsing", "hybrid") == "hybrid" else
                     str(r.options.get("answer_parsing")))

@@ -13,7 +13,9 @@ github.com/multimodal-art-projection/IV-Bench ``inference.py``). One module per 
 
 * :mod:`.expand`: frames decoded once per video for every config, one request per query and config in
   the ``--pattern`` image order, sent video by video as decoding finishes;
-* :mod:`.units`: the Table 2 unit tables (the video is the resampled cluster).
+* :mod:`.units`: the Table 2 unit tables (the video is the resampled cluster);
+* ``--perturb frames:shuffle | frames:drop=F | options:shuffle``: seeded input perturbations applied in
+  :mod:`.expand` (:mod:`lensbench.media.perturb`, ``docs/perturbations.md``).
 
 This module holds the :class:`IVBench` class: load, the steps' wiring, per-reply scoring into
 :class:`~lensbench.core.records.SampleRecord` (frames logged as the video path plus each frame's
@@ -38,7 +40,7 @@ from lensbench.benchmarks.ivbench.data import Query, check_media, find_question_
 from lensbench.benchmarks.ivbench.expand import OFFICIAL_MAX_TOKENS, Framing
 from lensbench.benchmarks.ivbench.parse import parse_choice
 from lensbench.benchmarks.ivbench.plot import plot_sweep
-from lensbench.benchmarks.ivbench.prompts import NO_IMAGE, PATTERNS, TEXT_STYLES
+from lensbench.benchmarks.ivbench.prompts import NO_FRAMES, NO_IMAGE, PATTERNS, TEXT_STYLES
 from lensbench.benchmarks.ivbench.report import render_tables
 from lensbench.benchmarks.ivbench.sweep import sweep_configs
 from lensbench.benchmarks.ivbench.units import CLUSTER, HEADLINES, accuracy_tables, sweep_cells
@@ -47,6 +49,7 @@ from lensbench.core.errors import ConfigError
 from lensbench.core.extras import Requirement
 from lensbench.core.records import SampleRecord, outcome_of
 from lensbench.core.types import Request, StoredResponse
+from lensbench.media.perturb import check_perturbation
 from lensbench.scoring.bootstrap import UnitTable
 from lensbench.scoring.units import Headline, nonempty
 
@@ -131,6 +134,22 @@ class IVBench(Benchmark):
         frame_cache: Optional[str] = Field(default=None, description="frame cache folder (default RUN/media/"
                                            "ivbench_frames); share it between runs to decode once")
         decode_workers: int = Field(default=4, ge=1, description="videos decoded in parallel")
+        perturb: Optional[str] = Field(default=None, description="an input perturbation (docs/perturbations.md): "
+                                       "frames:shuffle (frames in a seeded order), frames:drop=F (a seeded share F "
+                                       "of the frames left out), options:shuffle (a second option-shuffle seed); "
+                                       "compare the run with its unperturbed twin (lensbench compare)")
+
+        @field_validator("perturb")
+        @classmethod
+        def _perturb(cls, v: Optional[str]) -> Optional[str]:
+            return check_perturbation(v, {"frames": "", "options": "", "palette": "its images are not thermal"},
+                                      "IV-Bench")
+
+        @model_validator(mode="after")
+        def _perturb_pattern(self) -> "IVBench.Options":
+            if (self.perturb or "").startswith("frames:") and self.pattern in NO_FRAMES:
+                raise ValueError(f"{self.perturb} changes the frames: --pattern {self.pattern} sends none")
+            return self
 
         @field_validator("frames", "resolution", mode="before")
         @classmethod
@@ -172,7 +191,7 @@ class IVBench(Benchmark):
         o = self.options
         self.configs = sweep_configs(o.frames, o.resolution, o.pairs)
         self.framing = Framing(self.configs, frame_rule=o.frame_rule, pattern=o.pattern, text_style=o.text_style,
-                               decode_workers=o.decode_workers)
+                               decode_workers=o.decode_workers, perturb=o.perturb)
 
     def load(self, data_dir: Path) -> Loaded:
         """Queries whose video (``videos/<video_id>.mp4``) and image (``images/<image_name>``) exist, with

@@ -6,8 +6,11 @@ Frames come from :class:`lensbench.media.frame_cache.FrameCache` (each video dec
 ``--pattern`` image order (``video-first``: N frames in time order, the query image, the text;
 ``image-first``: image, frames, text; ``text-only``: frames, text; ``no-video``: image, text;
 ``blind``: text); frame parts carry the video path
-and the frame's time. A query whose video does not decode is an :class:`~lensbench.benchmarks.steps.Unsent`
-unit per configuration (scored as an ``error`` of kind ``video``, nothing sent).
+and the frame's time. ``--perturb frames:shuffle`` sends a query's frames in a seeded order, ``frames:drop=F``
+leaves a seeded share of them out (the prompt's frame count is the number sent), ``options:shuffle`` letters the
+options by a second shuffle seed (:mod:`lensbench.media.perturb`). A query whose video does not decode is an
+:class:`~lensbench.benchmarks.steps.Unsent` unit per configuration (scored as an ``error`` of kind ``video``,
+nothing sent).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from lensbench.benchmarks.ivbench.prompts import NO_FRAMES, NO_IMAGE, build_text
 from lensbench.benchmarks.ivbench.sweep import config_label
 from lensbench.benchmarks.steps import Batches, Unsent
 from lensbench.core.types import GenParams, ImagePart, Message, Request
+from lensbench.media.perturb import frame_order, item_seed
 
 __all__ = ["Config", "Framing", "OFFICIAL_MAX_TOKENS"]
 
@@ -48,14 +52,15 @@ class Framing:
     """IV-Bench's frame sampling and request building for one set of options (see the module docstring).
 
     ``configs``: the (frames, short side) configurations; ``frame_rule``, ``pattern``, ``text_style``,
-    ``decode_workers``: as the options of the same names.
+    ``decode_workers``, ``perturb``: as the options of the same names.
     """
 
     def __init__(self, configs: Sequence[Config], *, frame_rule: str, pattern: str, text_style: str,
-                 decode_workers: int):
+                 decode_workers: int, perturb: str | None = None):
         self.configs = list(configs)
         self.frame_rule, self.pattern, self.text_style = frame_rule, pattern, text_style
         self.decode_workers = decode_workers
+        self.perturb = perturb or ""
 
     def extract(self, q: Query, cache) -> Any:
         """``{(frames, short side): FrameSet}`` of the video of ``q`` (one decode for all configs) or its VideoError."""
@@ -86,9 +91,13 @@ class Framing:
         reqs: list[Request] = []
         unsent: list[Unsent] = []
         img_parts: dict[str, ImagePart] = {}
+        # options:shuffle: the per-item shuffle under a second seed, derived from the run seed
+        opt_seed = item_seed(seed, self.perturb, "options") if self.perturb == "options:shuffle" else seed
         for q in queries:
-            ch = build_options(q, seed)
+            ch = build_options(q, opt_seed)
             labels, extra = _facts(q, ch)
+            if self.perturb:
+                extra["perturb"] = self.perturb
             fr = frames.get(q.video_id)
             for n, r in self.configs:
                 rid = q.uid + (f"@{config_label(n, r)}" if multi else "")
@@ -101,11 +110,16 @@ class Framing:
                 fs = fr[(n, r)]
                 meta["extra"] = dict(extra, frame_indices=fs.indices, duration=fs.duration,
                                      frame_size=list(fs.frame_size))
+                order = list(range(len(fs.paths)))
+                if self.perturb.startswith("frames:"):
+                    order = frame_order(len(fs.paths), self.perturb, item_seed(seed, self.perturb, rid))
+                    meta["extra"]["frame_order"] = order
                 meta["answer_space"] = [k for k, _ in ch.options]
-                text = build_text(q, ch, pattern=self.pattern, frame_num=len(fs.paths), duration=fs.duration,
+                text = build_text(q, ch, pattern=self.pattern, frame_num=len(order), duration=fs.duration,
                                   style=self.text_style)
-                fparts = [] if self.pattern in NO_FRAMES else [ImagePart.of(p, video=q.video, t_s=t)
-                                                               for p, t in zip(fs.paths, fs.timestamps)]
+                ts = fs.timestamps
+                fparts = [] if self.pattern in NO_FRAMES else [ImagePart.of(fs.paths[i], video=q.video, t_s=ts[i])
+                                                               for i in order]
                 if self.pattern in NO_IMAGE:
                     parts = [*fparts, text]
                 else:

@@ -15,6 +15,9 @@ Protocol (SPEC §2; paper Sec. 3.2-3.4, Table 3, Fig. 4-5; see README.md beside 
   (wrong, counted as non-compliance).
 * A question asked twice in one unit is sent twice (``Request.repeat``): each ask has its own
   reply; a missing second reply is an ``error``, never a copy of the first.
+* ``--perturb palette:gray|iron|inverted`` (``docs/perturbations.md``): the thermal image is re-coloured
+  (:mod:`lensbench.media.perturb`); RGB-only units are sent unchanged. Compared with its unperturbed twin by
+  ``lensbench compare``; a perturbed run is never the paper's measurement.
 * QAcc / SAcc per skill, group, Overall (:mod:`.aggregate`); a transport error is left out of
   QAcc and its unit out of SAcc; the run is marked incomplete.
 """
@@ -24,9 +27,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from lensbench.benchmarks.rgbth.interop import RGBThMap
 from lensbench.core.interop import interop_formats
@@ -35,6 +38,7 @@ from lensbench.core.records import SampleRecord, outcome_of
 from lensbench.core.resources import read_text
 from lensbench.core.results import RunResult
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse
+from lensbench.media.perturb import cache_folder, check_perturbation, perturbed_image
 from lensbench.scoring.text import parse_yes_no
 from lensbench.benchmarks.base import Benchmark, Loaded, RunContext
 from lensbench.benchmarks.rgbth.aggregate import aggregate_records
@@ -122,6 +126,22 @@ class RGBThBench(Benchmark):
             "baseline)")
         skip_missing: bool = Field(default=False, description="run the units whose images exist; the rest are "
                                    "counted (n_skipped_missing) instead of being an error")
+        perturb: Optional[str] = Field(default=None, description="an input perturbation (docs/perturbations.md): "
+                                       "palette:gray, palette:iron or palette:inverted re-colours the thermal image; "
+                                       "compare the run with its unperturbed twin (lensbench compare)")
+
+        @field_validator("perturb")
+        @classmethod
+        def _perturb(cls, v: Optional[str]) -> Optional[str]:
+            return check_perturbation(v, {"palette": "", "frames": "it has no video",
+                                          "options": "its yes/no questions have no options to shuffle"},
+                                      "RGB-Th-Bench")
+
+        @model_validator(mode="after")
+        def _perturb_input(self) -> "RGBThBench.Options":
+            if self.perturb and self.input in ("rgb-only", "blind"):
+                raise ValueError(f"{self.perturb} re-colours the thermal image: --input {self.input} sends none")
+            return self
 
     def load(self, data_dir: Path) -> Loaded:
         """Units of ``data_dir`` (see :func:`lensbench.benchmarks.rgbth.data.load_units`). Raises DataError
@@ -144,19 +164,26 @@ class RGBThBench(Benchmark):
         Request id ``"<Source N/scene>/<abbrev>/<j>"`` (j = question index in the unit);
         ``repeat`` = how many times the same question came earlier in the unit. ``meta``: the unit,
         target (gold Yes/No), labels = {skill, abbrev, group, scene, extra}, extra = {question, input,
-        defects (the unit's contradictory questions, if any)}.
+        defects (the unit's contradictory questions, if any), perturb (``--perturb``, on requests whose thermal
+        image it re-coloured: the palette-mapped PNG is sent instead, cached under ``RUN/media/perturbed``)}.
         """
         params = ctx.params(temperature=0.0) if ctx is not None else None
         mode = self.options.input
         prime_sha256(p for u in samples for p in u.images)
         img_cache: dict[str, ImagePart] = {}
+        perturb = self.options.perturb
+        # the thermal image of a unit: the second of an RGB-thermal pair, the only one in thermal-only mode
+        thermal_at = 0 if mode == "thermal-only" else 1
         out = []
         for u in samples:
             parts = []
-            for p in u.images:
+            for k, p in enumerate(u.images):
+                if perturb and k == thermal_at:
+                    p = str(perturbed_image(p, perturb, cache_folder(ctx.media_dir if ctx is not None else None)))
                 if p not in img_cache:
                     img_cache[p] = ImagePart.of(p)
                 parts.append(img_cache[p])
+            changed = bool(perturb) and len(u.images) > thermal_at
             labels = {"skill": u.skill, "abbrev": u.abbrev, "group": u.group, "scene": u.scene_key, "extra": u.extra}
             seen: dict[str, int] = defaultdict(int)
             for j, (q, a) in enumerate(u.qas):
@@ -165,6 +192,8 @@ class RGBThBench(Benchmark):
                 extra: dict[str, Any] = {"question": q, "input": mode}
                 if u.defects:
                     extra["defects"] = list(u.defects)
+                if changed:
+                    extra["perturb"] = perturb
                 kw = {"params": params} if params is not None else {}
                 out.append(Request(
                     id=f"{u.scene_key}/{u.abbrev}/{j}",

@@ -12,7 +12,8 @@ The file's input protocol is recorded: files written by the third-party ``benchm
 (thermal image only, its own context) are ``thermal-only`` (named ``*_thermal_only.json`` by that
 script, and their records carry ``data_type_original`` = the release's data type instead of
 ``data_type``); all others are ``rgb+thermal``. A request whose ``meta["rgbth_input"]`` names another
-mode is refused with a ConfigError before anything is replayed.
+mode is refused with a ConfigError before anything is replayed, and so is a request whose image a ``--perturb``
+palette re-coloured (``meta["extra"]["perturb"]``: the file's replies answered the released image).
 """
 
 from __future__ import annotations
@@ -107,5 +108,8 @@ class ResultFile(ReplayFormat):
             if mode is not None and asked != mode:
                 raise ConfigError(f"{path} holds RGB-Th-Bench replies recorded with input {mode!r} but this run uses "
                                   f"--input {asked}: replay it with --input {mode}")
+            if perturbed := (request.meta.get("extra") or {}).get("perturb"):
+                raise ConfigError(f"{path} holds replies to the released images, but this run sends perturbed input "
+                                  f"(--perturb {perturbed}): replay it without --perturb")
 
         return ReplayRead(index, check)

@@ -183,10 +183,13 @@ class Context:
         data (:attr:`lensbench.report.coverage.Coverage.blocker`: "covers 10/29 scenes, ...", "demo data, not
         the benchmark"), an incomplete or killed run, unless it misses only a few samples (at most
         :data:`~lensbench.report.coverage.MAX_MISSING_SHARE` of the release, every cluster scored): that run
-        stays comparable, its coverage stated in the run list."""
+        stays comparable, its coverage stated in the run list; a run under an input perturbation
+        (``perturbed input (palette:iron)``, :mod:`lensbench.media.perturb`)."""
         out = list(self.paper.blockers(view)) if self.paper.blockers is not None else []
         if view.baseline:
             out.append(f"a {view.baseline} baseline, not a model")
+        if p := view.settings.get("perturb"):
+            out.append(f"perturbed input ({p})")
         cov = run_coverage(view.run)
         if cov.blocker:
             out.append(cov.blocker)

@@ -15,6 +15,7 @@ from typing import Any
 
 from lensbench.report.catalog import describe
 from lensbench.report.coverage import run_coverage, run_status
+from lensbench.report.runinfo import perturbation
 from lensbench.report.runs import LoadedRun
 from lensbench.report.viewer.media import ImageRegistry, frame_index
 
@@ -64,14 +65,16 @@ def _sample(ri: int, rec, images: ImageRegistry, frames: dict[str, Path]) -> dic
 
 def run_labels(runs: Sequence[LoadedRun]) -> list[str]:
     """The name of each run on the page: :func:`lensbench.report.figures.plot_labels` among the runs of its
-    benchmark (the model; its tag and differing settings where a model repeats), the same names the plots use."""
+    benchmark (the model; its tag and differing settings where a model repeats), the same names the plots use,
+    with ``[perturbed: ...]`` for a run of perturbed input (:mod:`lensbench.media.perturb`)."""
     from lensbench.report.figures import plot_labels
 
     out = [""] * len(runs)
     for bench in dict.fromkeys(r.benchmark for r in runs):
         idx = [i for i, r in enumerate(runs) if r.benchmark == bench]
         for i, name in zip(idx, plot_labels([runs[i] for i in idx])):
-            out[i] = name
+            p = perturbation(runs[i])
+            out[i] = f"{name} [perturbed: {p}]" if p else name
     return out
 
 
