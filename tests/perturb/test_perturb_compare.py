@@ -81,7 +81,8 @@ def test_compare_gives_the_paired_effect_per_category(twins):
         # Overall is the mean of the skills (Sec. 3.4): the thermal skills' share of the 100 points
         share = len(th_skills) / (len(th_skills) + len(rgb_skills))
         assert rows[(metric, "Overall")]["diff"] == pytest.approx(100.0 * share)
-    assert rows[("QAcc", "RGB-Th-Txt")]["n_discordant"] == 6  # every scene flips
+    # 6 scenes: below the 10 clusters a p needs (scoring.bootstrap.MIN_CLUSTERS), so no CI and no p
+    assert rows[("QAcc", "RGB-Th-Txt")]["too_few_clusters"] == 6 and rows[("QAcc", "RGB-Th-Txt")]["p_value"] is None
     assert any("Perturbation twins: run B is the same model under the same settings with a perturbed input "
                "(palette:iron); A - B (unperturbed - perturbed) is the perturbation's paired effect" in n
                for n in cmp.notes)
