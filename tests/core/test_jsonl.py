@@ -167,8 +167,10 @@ def test_other_readers_take_the_characters_raw(tmp_path):
     from lensbench.tools.ivbench.synth import load_videoqa
     from lensbench.tools.training.sft_data import make_example, read_examples, write_examples
 
+    from PIL import Image
+
     img = tmp_path / "i.png"
-    img.write_bytes(b"png")
+    Image.new("RGB", (64, 48)).save(img)  # a real image: the training reader checks it (issue 30.3)
     item = {"id": "a", "image": "i.png", "description": NASTY, "bbox": [1, 2, 30, 40], "width": 64, "height": 48}
     assert read_items_file(_raw(tmp_path / "items.jsonl", [item]))[0]["description"] == NASTY
     write_items_file(tmp_path / "items2.jsonl", [item])
