@@ -182,3 +182,23 @@ def test_row_recipe_trains_and_evaluates(demo, tiny_vlm, tmp_path):
     md = render_table3([("llava-video-178k", r)], "tiny")
     assert "| tiny + LLaVA-Video-178K | llava-video-178k |" in md
     assert "| LLaVA-OneVision-7B-si + LLaVA-Video-178K (paper) | llava-video-178k | 16.72 | - |" in md
+
+
+def test_variants_row_model_evaluates_a_released_checkpoint_as_the_row(demo, tiny_vlm, tmp_path):
+    """``variants --row-model``: the paper's row 4 is the released LLaVA-Video model; it is evaluated as that row
+    (not trained), beside the base model, into the same variants folder that ``table`` reads."""
+    from lensbench.tools.ivbench.sft_data import export_sft
+    from lensbench.tools.ivbench.sft_mix import MixSources
+
+    vfile, _ifile = _sources(tmp_path / "src")
+    export_sft(demo["synth"], demo["videos"], demo["images"], tmp_path / "exp", frames=3, variants=(),
+               mix=MixSources((vfile,), tmp_path / "src" / "videos"), row=True)
+    base = str(tiny_vlm("llava-onevision"))
+    r = CliRunner().invoke(app, ["train", "ivbench", "variants", "--model", base, "--export", str(tmp_path / "exp"),
+                                 "--data", str(demo["ivbench"]), "--out", str(tmp_path / "var"), "--frames", "3",
+                                 "--max-tokens", "3", "--eval-batch", "2", "--row-model", base])
+    assert r.exit_code == 0, r.output
+    runs = json.loads((tmp_path / "var" / "variants.json").read_text())["runs"]
+    assert list(runs) == ["base", "llava-video-178k"] and not (tmp_path / "var" / "llava-video-178k" / "train").exists()
+    t = CliRunner().invoke(app, ["train", "ivbench", "table", str(tmp_path / "var")])
+    assert t.exit_code == 0 and " + LLaVA-Video-178K | llava-video-178k |" in t.output
