@@ -202,3 +202,15 @@ def test_variants_row_model_evaluates_a_released_checkpoint_as_the_row(demo, tin
     assert list(runs) == ["base", "llava-video-178k"] and not (tmp_path / "var" / "llava-video-178k" / "train").exists()
     t = CliRunner().invoke(app, ["train", "ivbench", "table", str(tmp_path / "var")])
     assert t.exit_code == 0 and " + LLaVA-Video-178K | llava-video-178k |" in t.output
+
+
+def test_visual_inputs_go_where_their_tokens_stand():
+    from pathlib import Path
+
+    from lensbench.tools.ivbench.sft_mix import _parts
+
+    a, b = Path("a.jpg"), Path("b.jpg")
+    assert _parts("<image>\nCompare <image> with the first.", [a, b]) == [a, "Compare ", b, " with the first."]
+    assert _parts("<video>\nWhat happens?", [a, b]) == [a, b, "What happens?"]  # a video's frames at its token
+    assert _parts("Before <image> after <image>", [a]) == ["Before ", a, " after "]
+    assert _parts("No token here.", [a]) == [a, "No token here."]

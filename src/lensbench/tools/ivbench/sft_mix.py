@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,14 +98,21 @@ def read_llava(path: str | Path, kind: str) -> list[dict[str, Any]]:
 
 
 def _parts(value: str, visual: list[Path]) -> list[str | Path]:
-    """The human turn as parts: the visual input where the first ``<image>`` / ``<video>`` token stands
-    (first when there is none), the other tokens dropped, the text around them stripped of newlines."""
-    cut = min((value.find(t), t) for t in _TOKENS if t in value) if any(t in value for t in _TOKENS) else None
-    before, after = (value[:cut[0]], value[cut[0] + len(cut[1]):]) if cut else ("", value)
-    for t in _TOKENS:
-        before, after = before.replace(t, ""), after.replace(t, "")
-    parts: list[str | Path] = [before.strip("\n")] if before.strip() else []
-    return parts + list(visual) + ([after.strip("\n")] if after.strip() else [])
+    """The human turn as parts. As many ``<image>`` / ``<video>`` tokens as visual inputs (a multi-image item):
+    each input where its token stands; otherwise all of them (a video's frames) where the first token stands,
+    or first when there is none, other tokens dropped. Text around the tokens loses its edge newlines."""
+    pieces = re.split("|".join(map(re.escape, _TOKENS)), value)
+    n_tok = len(pieces) - 1
+    slots = [[v] for v in visual] if n_tok == len(visual) else [list(visual)] + [[]] * max(n_tok - 1, 0)
+    if n_tok == 0:
+        pieces, slots = ["", value], [list(visual)]
+    parts: list[str | Path] = []
+    for k, text in enumerate(pieces):
+        if text.strip():
+            parts.append(text.strip("\n"))
+        if k < len(slots):
+            parts += slots[k]
+    return parts
 
 
 def llava_examples(items: Sequence[dict[str, Any]], kind: str, root: Path | None, frame_cache=None, *,
