@@ -219,8 +219,9 @@ def filter_generations(folders: Sequence[Path], out: Path, s: FilterSettings = F
                        ) -> tuple[list[ImageCheck], dict[str, Any]]:
     """Filter the generators' folders into ``out`` (module docstring). Returns every image's
     :class:`ImageCheck` (input order) and the counts ``{"images", "kept", "dropped": {reason: n},
-    "per_generator": {gen: kept}, "scenarios", "scenarios_kept", "settings"}``; writes ``out/filter.jsonl``. Raises DataError / ConfigError
-    for a bad folder or setting before anything is written."""
+    "per_generator": {gen: kept}, "scenarios", "scenarios_kept", "settings"}``; writes
+    ``out/filter.jsonl``. Raises DataError / ConfigError for a bad folder or setting before anything is
+    written."""
     hasher = _hasher(s.hash)
     if s.unit not in UNITS:
         raise ConfigError(f"--unit must be one of {', '.join(UNITS)}, got {s.unit!r}")
