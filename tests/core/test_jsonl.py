@@ -200,8 +200,10 @@ def test_more_readers_take_the_characters_raw(tmp_path):
     from lensbench.tools.groundingme.boxfile import read_box_file
     from lensbench.tools.ifbench.genvip.editor_data import pairs_from_manifest, read_diffsynth_metadata
 
+    from PIL import Image
+
     for n in ("ir.png", "rgb.png"):
-        (tmp_path / n).write_bytes(b"png")
+        Image.new("RGB", (8, 8)).save(tmp_path / n)  # real images: the pair readers check them (issue 30.3)
     m = _raw(tmp_path / "manifest.jsonl", [{"ir": "ir.png", "rgb": "rgb.png", "kept": True, "reason": NASTY}])
     assert [p.target.name for p in pairs_from_manifest(m)] == ["rgb.png"]
     meta = read_diffsynth_metadata(_raw(tmp_path / "meta.jsonl", [{"edit_image": "ir.png", "image": "rgb.png",

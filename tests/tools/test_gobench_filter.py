@@ -76,7 +76,8 @@ def test_filter_counts_and_decisions(tmp_path):
     gx, gy, a, near = _generations(tmp_path)
     assert imagehash.phash(a) - imagehash.phash(near.convert("RGB")) <= 8  # what makes it a near-duplicate
     out = tmp_path / "filtered"
-    r = CliRunner().invoke(app, ["gobench", "filter", "--images", str(gx), "--images", str(gy), "--out", str(out)])
+    r = CliRunner().invoke(app, ["gobench", "filter", "--images", str(gx), "--images", str(gy), "--out", str(out),
+                                 "--unit", "image"])
     assert r.exit_code == 0, r.output
     lines = {x["image"]: x for x in map(json.loads, (out / "filter.jsonl").read_text().splitlines())}
     assert len(lines) == 9
@@ -97,7 +98,7 @@ def test_filter_counts_and_decisions(tmp_path):
     assert r.exit_code != 0 and "new --out" in r.output  # a result is never written over
     # an image embedder also finds the same picture in another layout (same colours)
     r = CliRunner().invoke(app, ["gobench", "filter", "--images", str(gx), "--images", str(gy), "--out",
-                                 str(tmp_path / "f2"), "--embedder", "simple"])
+                                 str(tmp_path / "f2"), "--embedder", "simple", "--unit", "image"])
     assert r.exit_code == 0, r.output
     lines = {x["image"]: x for x in map(json.loads, (tmp_path / "f2" / "filter.jsonl").read_text().splitlines())}
     c2 = lines["genY/reflect_light_images/7.png"]  # visited after direct_light_images/3.png

@@ -78,6 +78,9 @@ def filter_cmd(
                                                     "clip[:ARCH[:PRETRAINED]] | hf:MODEL_ID")] = None,
     min_similarity: Annotated[float, typer.Option("--min-similarity", help="near-duplicate: embedding cosine "
                                                   "at least this")] = 0.95,
+    unit: Annotated[str, typer.Option("--unit", help="scenario: drop a scenario whole when any generator's image "
+                                      "fails, so every generator keeps the same scenarios (as the release: 333 x 3); "
+                                      "image: judge each image alone")] = "scenario",
 ) -> None:
     """Gen-1K filtering before rating: drop poor-quality images and near-duplicates (Sec. 2.1); every decision logged."""
     from lensbench.tools.gobench.filter import FilterSettings, filter_generations
@@ -85,11 +88,12 @@ def filter_cmd(
     try:
         _checks, counts = filter_generations(images, out, FilterSettings(
             min_side=min_side, min_std=min_std, min_sharpness=min_sharpness, hash=hash, max_distance=max_distance,
-            embedder=embedder, min_similarity=min_similarity))
+            embedder=embedder, min_similarity=min_similarity, unit=unit))
     except (ConfigError, DataError) as exc:
         _fail(str(exc))
     dropped = ", ".join(f"{k} {v}" for k, v in counts["dropped"].items()) or "none"
-    _console.print(f"{counts['images']} images: {counts['kept']} kept, dropped: {dropped} -> {out} "
+    _console.print(f"{counts['scenarios']} scenarios: {counts['scenarios_kept']} kept; "
+                   f"{counts['images']} images: {counts['kept']} kept, dropped: {dropped} -> {out} "
                    f"(decisions in {out / 'filter.jsonl'})", highlight=False, soft_wrap=True)
     for g, n in counts["per_generator"].items():
         _console.print(f"  {g}: {n} kept; rate them: lensbench gobench rate --images {out / g} --data-dir DATA",

@@ -31,13 +31,32 @@ def export_cmd(questions: Annotated[Path, typer.Option("--questions", help="'ivb
                                                               "questions, images/)")] = None,
                frames: Annotated[int, typer.Option("--frames", help="frames per video (paper: 32)")] = 32,
                variants: Annotated[str, typer.Option("--variants", help="iv,video")] = "iv,video",
-               seed: Annotated[int, typer.Option("--seed", help="option order seed (as the evaluation's)")] = 0) -> None:
-    """Write sft_<variant>.jsonl (lensbench/TRL) and llava_<variant>.json (LLaVA-Video style)."""
+               seed: Annotated[int, typer.Option("--seed", help="option order, draw and shuffle seed")] = 0,
+               llava_video: Annotated[Optional[list[Path]], typer.Option(
+                   "--llava-video", help="pure-video data: a LLaVA-Video-178K file (*_cap/_oe_qa/_mc_qa_processed"
+                                         ".json; repeat)")] = None,
+               video_root: Annotated[Optional[Path], typer.Option("--video-root", help="folder the 'video' paths are "
+                                                                  "relative to (default: each file's folder)")] = None,
+               image_data: Annotated[Optional[list[Path]], typer.Option(
+                   "--image-data", help="pure-image data: a LLaVA-format image instruction JSON (repeat)")] = None,
+               image_root: Annotated[Optional[Path], typer.Option("--image-root", help="folder the 'image' paths are "
+                                                                  "relative to (default: each file's folder)")] = None,
+               video_ratio: Annotated[float, typer.Option("--video-ratio", help="pure-video items per main example "
+                                                          "(the paper: 'small amounts', no number; ours)")] = 0.1,
+               image_ratio: Annotated[float, typer.Option("--image-ratio", help="pure-image items per main example "
+                                                          "(ours, as --video-ratio)")] = 0.1,
+               row: Annotated[bool, typer.Option("--row/--no-row", help="also the llava-video-178k variant (Tab. 3 "
+                                                 "row 4): every --llava-video item + the image data")] = False) -> None:
+    """Write sft_<variant>.jsonl (lensbench/TRL) and llava_<variant>.json (LLaVA-Video style), each variant
+    combined with the same pure-video and pure-image examples when their data is given (Sec. 4.4)."""
     from lensbench.tools.ivbench.sft_data import export_sft
+    from lensbench.tools.ivbench.sft_mix import MixSources
 
+    mix = MixSources(tuple(llava_video or ()), video_root, tuple(image_data or ()), image_root, video_ratio,
+                     image_ratio) if llava_video or image_data else None
     try:
         done = export_sft(questions, videos, images or questions.parent / "images", out, frames=frames, seed=seed,
-                          variants=tuple(v.strip() for v in variants.split(",") if v.strip()))
+                          variants=tuple(v.strip() for v in variants.split(",") if v.strip()), mix=mix, row=row)
     except LensbenchError as exc:
         fail(str(exc))
     typer.echo(json.dumps(done, indent=1))
@@ -56,8 +75,12 @@ def variants_cmd(model: Annotated[str, typer.Option("--model", help="base model 
                  frames: Annotated[str, typer.Option("--frames", help="evaluation frames (paper: 32)")] = "32",
                  batch: Annotated[int, typer.Option("--eval-batch", help="hf: batch size")] = 4,
                  max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", help="max new tokens")] = None,
-                 limit: Annotated[Optional[int], typer.Option("--limit", help="first N queries")] = None) -> None:
-    """Evaluate the base model, train + evaluate each exported variant, print Tab. 3."""
+                 limit: Annotated[Optional[int], typer.Option("--limit", help="first N queries")] = None,
+                 row_model: Annotated[Optional[str], typer.Option(
+                     "--row-model", help="evaluate this checkpoint as the llava-video-178k row instead of training "
+                                         "it (the paper's row is the released LLaVA-Video model)")] = None) -> None:
+    """Evaluate the base model, train + evaluate each exported variant (the llava-video-178k row too when
+    exported, or --row-model), print Tab. 3."""
     from lensbench.tools.ivbench.sft_table import render_table3
     from lensbench.tools.training.evaluate import evaluate_checkpoint
     from lensbench.tools.training.settings import VLMTrainSettings, settings_from_cli
@@ -71,7 +94,8 @@ def variants_cmd(model: Annotated[str, typer.Option("--model", help="base model 
         if exp is None:
             raise ConfigError(f"{export}: no export.json (run 'lensbench train ivbench export' first)")
         name = Path(model).name or model
-        for variant, ckpt in [("base", model)] + [(v, None) for v in exp]:
+        todo = [("base", model)] + [(v, None) for v in exp if not (row_model and v == "llava-video-178k")]
+        for variant, ckpt in todo + ([("llava-video-178k", row_model)] if row_model else []):
             if ckpt is None:
                 s = train_vlm(exp[variant]["sft"], settings_from_cli(VLMTrainSettings, sets, model=model,
                                                                       out=out / variant / "train", epochs=1.0))

@@ -12,7 +12,8 @@ from lensbench.report.tables import render_table
 __all__ = ["VARIANT_LABELS", "render_table3"]
 
 #: Row names of the variants, as Tab. 3 words them.
-VARIANT_LABELS = {"base": "", "iv": " + IV-aligned SFT data", "video": " + unaligned video-QA SFT data"}
+VARIANT_LABELS = {"base": "", "iv": " + IV-aligned SFT data", "video": " + unaligned video-QA SFT data",
+                  "llava-video-178k": " + LLaVA-Video-178K"}
 
 
 def render_table3(rows: Sequence[tuple[str, RunResult | None]], model: str, fmt: str = "md",

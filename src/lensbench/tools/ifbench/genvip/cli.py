@@ -1,4 +1,4 @@
-"""``lensbench genvip translate|curate`` (typer)."""
+"""``lensbench genvip translate|curate|grid`` (typer)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from lensbench.core.console import make_console, fail
 
 __all__ = ["genvip_app"]
 
-genvip_app = typer.Typer(help="GenViP (IF-Bench Sec. 4): translate infrared images to RGB; curate RGB-T training pairs.",
+genvip_app = typer.Typer(help="GenViP (IF-Bench Sec. 4): translate infrared images to RGB; curate RGB-T training pairs; draw the "
+                                "per-editor translation grid (Fig. 15).",
                          no_args_is_help=True)
 _console = make_console()
 
@@ -84,3 +85,32 @@ def curate_cmd(
     except (ConfigError, ValueError) as exc:
         fail(str(exc))
     typer.echo(json.dumps({"pairs": summary["pairs"], "kept": summary["kept"], "counts": summary["counts"]}, indent=2))
+
+
+@genvip_app.command("grid")
+def grid_cmd(
+    infrared: Annotated[Path, typer.Option("--infrared", help="folder of the infrared images (IF-Bench's images)")],
+    translated: Annotated[list[str], typer.Option("--translated", help="[LABEL=]FOLDER of one editor's translations "
+                                                  "('genvip translate --out') or an IF-Bench GenViP run folder; "
+                                                  "repeat per editor, in column order")],
+    out: Annotated[Path, typer.Option("--out", help="PNG file to write")],
+    image: Annotated[Optional[list[str]], typer.Option("--image", help="infrared file name of a row (repeat; "
+                                                       "default: the first --n translated by every editor)")] = None,
+    n: Annotated[int, typer.Option("--n", help="rows when no --image is given")] = 4,
+    cell: Annotated[float, typer.Option("--cell", help="inches per cell")] = 2.0,
+) -> None:
+    """IF-Bench Fig. 15: rows of infrared image | editor 1 | editor 2 | ... for the same images across editors."""
+    from lensbench.core.errors import DataError
+    from lensbench.tools.ifbench.genvip.grid import draw_grid, editor_column, plan_grid
+
+    try:
+        plan = plan_grid(infrared, [editor_column(t) for t in translated], names=image or (), n=n)
+        png = draw_grid(plan, cell_in=cell)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(png)
+    except (ConfigError, DataError) as exc:
+        fail(str(exc))
+    _console.print(f"{len(plan.rows)} rows x {1 + len(plan.columns)} columns (Infrared, "
+                   f"{', '.join(c.label for c in plan.columns)}) -> {out}", highlight=False, soft_wrap=True)
+    for lab, miss in plan.missing.items():
+        _console.print(f"  {lab}: {len(miss)} infrared image(s) not translated, left out", highlight=False)
