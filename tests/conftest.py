@@ -41,3 +41,13 @@ def rgbth_gen(tmp_path_factory) -> Path:
     from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
 
     return make_rgbth_release(tmp_path_factory.mktemp("rgbth-gen"), n_scenes=6, questions_per_unit=4)
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """``cli("run", ..., env=None, cwd=None, input=None, columns=None)``: run ``lensbench`` in this process and get a
+    :class:`subprocess.CompletedProcess` (``returncode``, ``stdout``, ``stderr``) as from a real process
+    (``tests/clirun.py`` says what is kept equal and what is put back); ``clirun.real_cli`` starts a real one."""
+    from clirun import run_cli
+
+    return run_cli
