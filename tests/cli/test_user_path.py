@@ -5,23 +5,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from clirun import real_cli, run_cli
 from lensbench.testing.server import FakeOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args, env=None, columns: int | None = None, **kw):
-    e = dict(os.environ if env is None else env)
-    if columns:
-        e["COLUMNS"] = str(columns)
-    return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True, timeout=180,
-                          env=e, **kw)
+    return run_cli(*args, env=env, columns=columns, **kw)
 
 
 def no_key_env(**extra):
@@ -140,8 +135,8 @@ def test_install_hints_keep_their_brackets(tmp_path):
         "sys.meta_path.insert(0, B())\n")
     env = {**os.environ, "PYTHONPATH": str(blocker) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     with FakeOpenAIServer() as srv:
-        r = cli("run", "iv-bench", "--data-dir", str(data), "--model", "openai:m", "--base-url", srv.url,
-                "--out", str(tmp_path / "run"), "--no-progress", env=env)
+        r = real_cli("run", "iv-bench", "--data-dir", str(data), "--model", "openai:m", "--base-url", srv.url,
+                     "--out", str(tmp_path / "run"), "--no-progress", env=env)  # a new interpreter: sitecustomize
         assert sum(srv.received.values()) == 0  # nothing was sent
     assert r.returncode == 2
     assert "IV-Bench frame sampling needs the Python module 'av': pip install 'lensbench[video]'" in r.stderr
