@@ -51,3 +51,20 @@ def cli():
     from clirun import run_cli
 
     return run_cli
+
+
+@pytest.fixture
+def contract_bench(request, tmp_path_factory):
+    """``(name, class)`` of the benchmark a contract test is parametrized with (``tests/contract.py``:
+    ``parametrize("contract_bench", contract_names(), indirect=True)``); the toy plugin is installed while
+    the test runs."""
+    from contract import TOY, toy_installed
+
+    from lensbench.benchmarks.registry import get_benchmark
+
+    name = request.param
+    if name == TOY:
+        with toy_installed(tmp_path_factory.mktemp("site")):
+            yield name, get_benchmark(name)
+    else:
+        yield name, get_benchmark(name)
