@@ -41,3 +41,30 @@ def rgbth_gen(tmp_path_factory) -> Path:
     from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
 
     return make_rgbth_release(tmp_path_factory.mktemp("rgbth-gen"), n_scenes=6, questions_per_unit=4)
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """``cli("run", ..., env=None, cwd=None, input=None, columns=None)``: run ``lensbench`` in this process and get a
+    :class:`subprocess.CompletedProcess` (``returncode``, ``stdout``, ``stderr``) as from a real process
+    (``tests/clirun.py`` says what is kept equal and what is put back); ``clirun.real_cli`` starts a real one."""
+    from clirun import run_cli
+
+    return run_cli
+
+
+@pytest.fixture
+def contract_bench(request, tmp_path_factory):
+    """``(name, class)`` of the benchmark a contract test is parametrized with (``tests/contract.py``:
+    ``parametrize("contract_bench", contract_names(), indirect=True)``); the toy plugin is installed while
+    the test runs."""
+    from contract import TOY, toy_installed
+
+    from lensbench.benchmarks.registry import get_benchmark
+
+    name = request.param
+    if name == TOY:
+        with toy_installed(tmp_path_factory.mktemp("site")):
+            yield name, get_benchmark(name)
+    else:
+        yield name, get_benchmark(name)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 
 import pytest
 
+from clirun import run_cli
 from lensbench.backends.base import BackendConfig
 from lensbench.backends.providers import (PROVIDERS, PluginBackend, apply_model_args, make_backend, provider,
                                          providers)
@@ -120,15 +120,13 @@ def test_nothing_installed_nothing_added():
 def test_a_run_and_the_list_through_an_installed_backend(plugin, rgbth_gen, tmp_path):
     folder, _mod = plugin
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
-    r = subprocess.run([sys.executable, "-m", "lensbench", "run", "rgb-th-bench", "--data-dir", str(rgbth_gen),
-                        "--model", "echo:Yes", "-M", "suffix=.", "--limit", "3", "--out", str(tmp_path / "run"),
-                        "--no-progress", "--format", "json"], capture_output=True, text=True, env=env, timeout=120)
+    r = run_cli("run", "rgb-th-bench", "--data-dir", str(rgbth_gen), "--model", "echo:Yes", "-M", "suffix=.", "--limit",
+                "3", "--out", str(tmp_path / "run"), "--no-progress", "--format", "json", env=env)
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
     assert res["model"] == "echo" and res["counts"]["n_error"] == 0
     replies = {json.loads(x)["reply"] for x in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()}
     assert replies == {"Yes."}
-    r = subprocess.run([sys.executable, "-m", "lensbench", "list", "--json"], capture_output=True, text=True, env=env,
-                       timeout=120)
+    r = run_cli("list", "--json", env=env)
     listed = {b["prefix"]: b for b in json.loads(r.stdout)["backends"]}
     assert listed["echo"]["model_args"] == ["suffix"] and listed["echo"]["help"] == "always answers ARG: echo:ARG"

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from clirun import run_cli  # noqa: E402
 from lensbench.backends.providers import make_backend  # noqa: E402
 from lensbench.core.types import GenParams, ImagePart, Message, Request  # noqa: E402
 from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release  # noqa: E402
@@ -32,8 +30,7 @@ def data(tmp_path_factory):
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True,
-                          env={**os.environ}, timeout=600)
+    return run_cli(*args)
 
 
 def test_lensbench_run_end_to_end_batched_and_cached(ckpt, data, tmp_path):

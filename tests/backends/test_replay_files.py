@@ -5,12 +5,11 @@ item 10)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from clirun import run_cli
 from lensbench.backends.replay import ReplayBackend
 from lensbench.benchmarks.rgbth.benchmark import RGBThBench
 from lensbench.core.errors import DataError
@@ -25,7 +24,7 @@ def replay(path, model=None) -> ReplayBackend:
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True, timeout=180)
+    return run_cli(*args)
 
 
 def test_export_replay_round_trip_keeps_line_separators_in_replies(rgbth_gen, tmp_path):

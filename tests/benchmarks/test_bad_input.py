@@ -13,13 +13,13 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from clirun import clean_env, real_cli, run_cli
 from lensbench.cli.main import app
 from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
 from lensbench.testing.server import FakeOpenAIServer
@@ -274,10 +274,9 @@ def test_missing_media_is_counted_error_or_skipped(tmp_path, bench, flags, n_ski
 
 
 # --------------------------------------------------------------------------- real processes; a resumed folder
-def cli(*args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True, env=env,
-                          timeout=120)
+def cli(*args: str, real: bool = False) -> subprocess.CompletedProcess:
+    """``lensbench ARGS`` without OPENAI_API_KEY, in-process or (``real``) as ``python -m lensbench``."""
+    return (real_cli if real else run_cli)(*args, env=clean_env())
 
 
 def _stored(run: Path) -> list[tuple]:
@@ -286,8 +285,8 @@ def _stored(run: Path) -> list[tuple]:
 
 
 def test_resumed_folder_keeps_its_replies_when_the_data_turns_bad(tmp_path, server):
-    """A real process: a finished RGB-Th-Bench run, then its data file gains a number for a path and an
-    escaping path: exit 2 naming file and field, nothing sent, every stored reply still there."""
+    """A finished RGB-Th-Bench run, then its data file gains a number for a path and an escaping path:
+    exit 2 naming file and field, nothing sent, every stored reply still there."""
     data, f = rgbth_data(tmp_path)
     out = tmp_path / "run"
     r = cli(*run_args("rgb-th-bench", data, out, server.url))
@@ -312,6 +311,6 @@ def test_real_process_refuses(tmp_path, server, bench, key, value, field):
     data, f = DATA[bench](tmp_path)
     _edit(bench, f, key, value)
     before = sum(server.received.values())
-    r = cli(*run_args(bench, data, tmp_path / "run", server.url))
+    r = cli(*run_args(bench, data, tmp_path / "run", server.url), real=True)  # the real entry point's exit status
     assert_refused(r.returncode, r.stderr, f, field, "")
     assert sum(server.received.values()) == before

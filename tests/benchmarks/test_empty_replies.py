@@ -13,13 +13,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 import zlib
 from collections import defaultdict
 
 import pytest
 
+from clirun import run_cli
 from lensbench.backends.base import BackendConfig
 from lensbench.backends.openai_compat import OpenAIChatBackend
 from lensbench.core.types import GenParams, Message, Request, TextPart
@@ -66,10 +65,9 @@ def test_rgbth_reference_check_completes_with_empty_replies(rgbth_data, tmp_path
 
     with FakeOpenAIServer(responder) as srv:
         env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-        r = subprocess.run([sys.executable, "-m", "lensbench", "run", "rgb-th-bench", "--data-dir", str(rgbth_data),
-                            "--model", "openai:stops-early", "--base-url", srv.url, "--out", str(tmp_path / "run"),
-                            "--image-max-side", "64", "--concurrency", "32", "--no-progress", "--format", "json"],
-                           capture_output=True, text=True, env=env, timeout=240)
+        r = run_cli("run", "rgb-th-bench", "--data-dir", str(rgbth_data), "--model", "openai:stops-early", "--base-url",
+                    srv.url, "--out", str(tmp_path / "run"), "--image-max-side", "64", "--concurrency", "32",
+                    "--no-progress", "--format", "json", env=env)
     assert r.returncode == 0, r.stderr[-2000:]  # complete: the empty replies are answers, not failures
     doc = json.loads(r.stdout)
     assert doc["complete"] and doc["counts"]["n_error"] == 0 and doc["counts"]["n"] == 1624
@@ -87,8 +85,7 @@ def test_rgbth_reference_check_completes_with_empty_replies(rgbth_data, tmp_path
     recs = [json.loads(x) for x in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
     empties = [x for x in recs if x["reply"] == ""]
     assert len(empties) == n_empty and all(x["outcome"] == "unparseable" for x in empties)
-    report = subprocess.run([sys.executable, "-m", "lensbench", "report", str(tmp_path / "run")], capture_output=True,
-                            text=True, timeout=120)
+    report = run_cli("report", str(tmp_path / "run"))
     assert report.returncode == 0 and f"{n_empty} empty replies" in report.stdout
 
 

@@ -9,19 +9,16 @@ import base64
 import csv
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from clirun import run_cli
 from lensbench.benchmarks.gobench.sps import sps
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True, timeout=180,
-                          env=dict(os.environ))
+    return run_cli(*args)
 
 
 @pytest.fixture(scope="module")

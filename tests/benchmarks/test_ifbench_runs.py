@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ifbench_fixture import fake_ctx, question, shown_options, write_bench  # noqa: E402
 
+from clirun import run_cli
 from lensbench.benchmarks.ifbench.benchmark import IFBench  # noqa: E402
 from lensbench.runtime.runner import RunSettings, run_benchmark  # noqa: E402
 from lensbench.testing.server import FakeOpenAIServer  # noqa: E402
@@ -57,9 +57,8 @@ def test_no_circular_changes_the_constant_baseline(tmp_path, data):
 def test_cli_flags_no_circular_and_answer_parsing(tmp_path, data):
     """Through the command line: --no-circular and --answer-parsing (the renamed --judge) are taken."""
     out = tmp_path / "cli"
-    proc = subprocess.run([sys.executable, "-m", "lensbench", "run", "if-bench", "--model", "constant:A", "--data-dir",
-                           str(data), "--out", str(out), "--no-circular", "--answer-parsing", "official-first-char",
-                           "--no-progress", "--format", "json"], capture_output=True, text=True, timeout=120)
+    proc = run_cli("run", "if-bench", "--model", "constant:A", "--data-dir", str(data), "--out", str(out),
+                   "--no-circular", "--answer-parsing", "official-first-char", "--no-progress", "--format", "json")
     assert proc.returncode == 0, proc.stderr[-2000:]
     res = json.loads((out / "result.json").read_text())
     assert res["counts"]["rotations"] == 1 and res["counts"]["judge_mode"] == "official-first-char"

@@ -6,13 +6,12 @@ import base64
 import io
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
+from clirun import run_cli
 from lensbench.benchmarks.ivbench.benchmark import IVBench
 from lensbench.testing.video import write_test_video
 from lensbench.runtime.runner import RunSettings, run_benchmark
@@ -142,13 +141,11 @@ def test_sweep_shares_decodes_and_plots(data_dir, tmp_path):
 
 def test_cli_run_and_report(data_dir, tmp_path):
     out = tmp_path / "cli"
-    r = subprocess.run([sys.executable, "-m", "lensbench", "run", "iv-bench", "--data-dir", str(data_dir), "--model",
-                        "constant:a", "--out", str(out), "--frames", "3", "--no-progress", "--with-paper"],
-                       capture_output=True, text=True, timeout=120)
+    r = run_cli("run", "iv-bench", "--data-dir", str(data_dir), "--model", "constant:a", "--out", str(out), "--frames",
+                "3", "--no-progress", "--with-paper")
     assert r.returncode == 3, r.stderr  # vidC is corrupt: incomplete run
     assert "IV-Bench accuracy (Table 2 layout" in r.stdout and "Gemini-2-Pro (paper)" in r.stdout
     assert "2 undecodable video" in r.stdout
-    bad = subprocess.run([sys.executable, "-m", "lensbench", "run", "iv-bench", "--data-dir", str(data_dir), "--model",
-                          "constant:a", "--out", str(tmp_path / "bad"), "--frames", "8,x"],
-                         capture_output=True, text=True, timeout=120)
+    bad = run_cli("run", "iv-bench", "--data-dir", str(data_dir), "--model", "constant:a", "--out",
+                  str(tmp_path / "bad"), "--frames", "8,x")
     assert bad.returncode == 2 and "--frames" in bad.stderr

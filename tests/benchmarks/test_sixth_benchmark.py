@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import re
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from contract import toy_data, toy_installed
 from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
 from lensbench.cli.main import app
 
@@ -23,43 +22,11 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "adding-a-benchmark.md"
 runner = CliRunner()
 
 
-def _data(root: Path) -> Path:
-    """Six images with 1-4 dots, two questions each (the count, and the count plus one)."""
-    from PIL import Image, ImageDraw
-
-    rng = random.Random(5)
-    items = []
-    (root / "images").mkdir(parents=True)
-    for i in range(6):
-        n = rng.randint(1, 3)
-        im = Image.new("RGB", (48, 32), "white")
-        im.putpixel((i, 0), (200, 200, 200))  # every image its own file (identical requests are sent once)
-        for k in range(n):
-            ImageDraw.Draw(im).ellipse([4 + 14 * k, 12, 12 + 14 * k, 20], fill="black")
-        im.save(root / "images" / f"img{i}.png")
-        items += [{"id": f"img{i}/count", "image": f"images/img{i}.png", "question": "How many dots?",
-                   "answer": str(n), "kind": "count"},
-                  {"id": f"img{i}/plus1", "image": f"images/img{i}.png", "question": "How many dots, plus one?",
-                   "answer": str(n + 1), "kind": "plus-one"}]
-    (root / "questions.json").write_text(json.dumps(items), encoding="utf-8")
-    return root
-
-
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
     """The plugin installed (a dist-info naming its entry point, the package beside it) and its data folder."""
-    site = tmp_path_factory.mktemp("site")
-    dist = site / "toy_count-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-count\nVersion: 0.1\n", encoding="utf-8")
-    (dist / "entry_points.txt").write_text("[lensbench.benchmarks]\ntoy-count = toy_count.benchmark:ToyCount\n",
-                                           encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.syspath_prepend(str(TOY))
-        mp.syspath_prepend(str(site))
-        yield _data(tmp_path_factory.mktemp("toy-data") / "data")
-    for name in [m for m in sys.modules if m == "toy_count" or m.startswith("toy_count.")]:
-        del sys.modules[name]
+    with toy_installed(tmp_path_factory.mktemp("site")):
+        yield toy_data(tmp_path_factory.mktemp("toy-data") / "data")
 
 
 def cli(*args: str):

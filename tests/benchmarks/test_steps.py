@@ -9,11 +9,11 @@ import random
 
 import pytest
 
+from contract import contract_names, data_for
 from lensbench.benchmarks.registry import get_benchmark
 from lensbench.benchmarks.steps import Loaded
 from lensbench.core.types import StoredResponse
 
-DEMOS = ["rgb-th-bench", "if-bench", "iv-bench", "groundingme", "gobench"]
 
 
 def _demo(name, tmp_path):
@@ -24,10 +24,12 @@ def _demo(name, tmp_path):
     return get_benchmark(name).write_demo(tmp_path / "demo")
 
 
-@pytest.mark.parametrize("name", DEMOS)
-def test_load_returns_samples_and_counts_and_leaves_no_state(name, tmp_path):
-    data = _demo(name, tmp_path)
-    bench = get_benchmark(name)()
+@pytest.mark.parametrize("contract_bench", contract_names("demo"), indirect=True)
+def test_load_returns_samples_and_counts_and_leaves_no_state(contract_bench, tmp_path):
+    """Every registered benchmark with demo data (plugins and tests/toybench included)."""
+    name, cls = contract_bench
+    data = data_for(name, cls, tmp_path)
+    bench = cls()
     before = dict(vars(bench))
     loaded = bench.load(data)
     assert isinstance(loaded, Loaded) and isinstance(loaded.counts, dict) and len(loaded) > 0

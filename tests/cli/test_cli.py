@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from clirun import run_cli
 from lensbench.testing.server import FakeOpenAIServer
 
 
 def cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True, timeout=180, **kw)
+    return run_cli(*args, **kw)
 
 
 @pytest.fixture(scope="module")

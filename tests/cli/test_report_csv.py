@@ -6,16 +6,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
-import sys
-
 import pytest
 
+from clirun import run_cli
 from lensbench.report.leaderboard_render import TIDY_COLUMNS
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True, timeout=180)
+    return run_cli(*args)
 
 
 @pytest.fixture(scope="module")

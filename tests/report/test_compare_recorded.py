@@ -11,7 +11,7 @@ swap, else within 5 combined Monte Carlo standard errors (compare run with 20,00
 
 from __future__ import annotations
 
-import itertools
+import functools
 import json
 from collections import defaultdict
 
@@ -89,10 +89,16 @@ def _p_value(A, B, N):
     obs = delta.sum()
     d = delta[np.abs(delta) > 1e-12]
     if len(d) <= 20:
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(d))))
+        # every sign pattern, row i = the bits of i (0 -> +1), as itertools.product((1.0, -1.0), repeat=len(d))
+        signs = 1.0 - 2.0 * ((np.arange(2 ** len(d))[:, None] >> np.arange(len(d) - 1, -1, -1)) & 1)
         return float(np.mean(np.abs(signs @ d) >= abs(obs) - 1e-9)), True, len(d)
-    signs = np.where(np.random.default_rng(12345).random((200_000, len(d))) < 0.5, -1.0, 1.0)
-    return float(np.mean(np.abs(signs @ d) >= abs(obs) - 1e-9)), False, len(d)
+    return float(np.mean(np.abs(_random_signs(len(d)) @ d) >= abs(obs) - 1e-9)), False, len(d)
+
+
+@functools.lru_cache(maxsize=2)
+def _random_signs(n: int) -> np.ndarray:
+    """200,000 random sign patterns of length ``n`` (seed 12345: the same matrix for every category of that size)."""
+    return np.where(np.random.default_rng(12345).random((200_000, n)) < 0.5, -1.0, 1.0)
 
 
 def _bca(boot, est, jack, level=0.95):

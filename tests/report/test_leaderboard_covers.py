@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from clirun import run_cli
 from lensbench.cli.view import leaderboard_report, write_viewer
 from lensbench.core.errors import NOT_SENT
 from lensbench.core.records import SampleRecord
@@ -184,16 +185,12 @@ def test_compare_names_differing_protocol_settings(tmp_path):
 
 
 def test_report_and_compare_take_seed_and_resamples(tmp_path):
-    import subprocess
-    import sys
-
+        
     a = craft_run(tmp_path / "a", "rgb-th-bench", "ma", n=96, seed=1)
     b = craft_run(tmp_path / "b", "groundingme", "mb", n=40, seed=2)
-    r = subprocess.run([sys.executable, "-m", "lensbench", "report", str(a), str(b), "--resamples", "300", "--seed",
-                        "7"], capture_output=True, text=True, timeout=120)
+    r = run_cli("report", str(a), str(b), "--resamples", "300", "--seed", "7")
     assert r.returncode == 0 and "over scenes (clusters resampled), 300 resamples, seed 7." in r.stdout
-    r = subprocess.run([sys.executable, "-m", "lensbench", "compare", str(a), str(a), "--resamples", "300", "--seed",
-                        "7", "--format", "json"], capture_output=True, text=True, timeout=120)
+    r = run_cli("compare", str(a), str(a), "--resamples", "300", "--seed", "7", "--format", "json")
     doc = json.loads(r.stdout)
     assert doc["design"] == {"cluster": "scene", "method": "BCa bootstrap", "n_resamples": 300, "seed": 7,
                              "level": 0.95, "min_clusters": 10}

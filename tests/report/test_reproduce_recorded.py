@@ -6,11 +6,10 @@ Skipped without the data."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from clirun import run_cli
 from lensbench.benchmarks.rgbth.benchmark import RGBThBench
 from lensbench.benchmarks.rgbth.reproduce import paper
 from lensbench.report.reproduce import VERDICTS, reproduce
@@ -83,9 +82,8 @@ def test_claims_and_non_compliance_on_real_replies(rep):
 
 def test_cli_writes_markdown_html_json_and_matches_explicitly(recorded, tmp_path):
     smol = recorded[3]
-    r = subprocess.run([sys.executable, "-m", "lensbench", "reproduce", "rgb-th-bench", *map(str, recorded[:4]),
-                        "--match", f"{smol}=SmolVLM-2.3B", "--resamples", "300", "--out", str(tmp_path / "a.html"),
-                        "--json", str(tmp_path / "a.json")], capture_output=True, text=True, timeout=300)
+    r = run_cli("reproduce", "rgb-th-bench", *map(str, recorded[:4]), "--match", f"{smol}=SmolVLM-2.3B",
+                "--resamples", "300", "--out", str(tmp_path / "a.html"), "--json", str(tmp_path / "a.json"))
     assert r.returncode == 0, r.stderr
     assert "## Tab. 3: QAcc / SAcc" in r.stdout and "### C1 (Sec. 4.3)" in r.stdout
     doc = json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))
@@ -104,6 +102,5 @@ def test_cli_writes_markdown_html_json_and_matches_explicitly(recorded, tmp_path
         assert "bootstrap over scenes" in text and "rgb-th-benches" not in text and "rgb-th-benchs" not in text
         assert "correction over the 6 tested cells of Tab. 3" in text and "Holm" in text
     assert "within +-2 points" in doc["rule"]
-    bad = subprocess.run([sys.executable, "-m", "lensbench", "reproduce", "rgb-th-bench", str(smol), "--md",
-                          str(smol / "samples.jsonl")], capture_output=True, text=True, timeout=120)
+    bad = run_cli("reproduce", "rgb-th-bench", str(smol), "--md", str(smol / "samples.jsonl"))
     assert bad.returncode == 2 and "would destroy the run" in bad.stderr

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from clirun import run_cli
 from lensbench.report.viewer.html import read_page_data
 from lensbench.testing.runs import craft_run
 
@@ -58,8 +57,7 @@ def report(tmp_path_factory) -> Path:
             dirs.append(craft_run(root / f"{bench}-{model}", bench, model, n=n, seed=seed, accuracy=acc))
     dirs.append(craft_run(root / "gm-unfinished", "groundingme", "model-c", n=8, seed=3, write_result=False))
     out = root / "report.html"
-    r = subprocess.run([sys.executable, "-m", "lensbench", "view", *map(str, dirs), "--out", str(out),
-                        "--resamples", "100"], capture_output=True, text=True, timeout=300)
+    r = run_cli("view", *map(str, dirs), "--out", str(out), "--resamples", "100")
     assert r.returncode == 0, r.stderr
     return out
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 
 from rich.console import Console
 
+from clirun import run_cli
 from lensbench.benchmarks.rgbth.benchmark import RGBThBench
 from lensbench.runtime import runner
 from lensbench.runtime import store as store_mod
@@ -28,8 +26,7 @@ def _refuse(monkeypatch, refused: set[str]) -> None:
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ))
+    return run_cli(*args)
 
 
 def test_a_run_with_replies_the_store_refused_says_so(rgbth_gen, tmp_path, monkeypatch):

@@ -13,6 +13,7 @@ import sys
 import time
 
 
+from clirun import run_cli
 from lensbench.benchmarks.rgbth.benchmark import RGBThBench
 from lensbench.runtime.runner import RunSettings, run_benchmark
 from lensbench.testing.server import FakeOpenAIServer
@@ -88,7 +89,7 @@ def test_rerun_sends_nothing_and_dedups(rgbth_gen, tmp_path):
 
 
 def _cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True, **kw)
+    return run_cli(*args, **kw)  # in this process; the run killed midway is a real one
 
 
 def test_sigkill_midway_then_resume(rgbth_gen, tmp_path):

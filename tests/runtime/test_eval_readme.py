@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from clirun import run_cli
 from lensbench.testing.server import FakeOpenAIServer
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -23,8 +22,7 @@ def readme_eval_toml() -> str:
 
 
 def cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True, timeout=300,
-                          env=env)
+    return run_cli(*args, env=env)
 
 
 def test_readme_eval_example_runs_as_written_against_local_servers(tmp_path):

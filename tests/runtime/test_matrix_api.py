@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from clirun import run_cli
 import lensbench
 from lensbench.core.errors import ConfigError
 from lensbench.runtime.matrix import expand_cells, load_config
@@ -86,12 +85,12 @@ label = "s2"
 options = {{ include_extra_skills = false }}
 settings = {{ temperature = 0.5 }}
 """)
-        r = subprocess.run([sys.executable, "-m", "lensbench", "eval", str(cfg)], capture_output=True, text=True)
+        r = run_cli("eval", str(cfg))
         assert r.returncode == 0, r.stderr
         assert "| fake |" in r.stdout
         assert srv.peak_inflight == 3  # two cells, each asking for 8, never more than the model's 3 at once
         sent = sum(srv.answered.values())
-        r2 = subprocess.run([sys.executable, "-m", "lensbench", "eval", str(cfg)], capture_output=True, text=True)
+        r2 = run_cli("eval", str(cfg))
         assert r2.returncode == 0, r2.stderr
         assert sum(srv.answered.values()) == sent  # resumed as a whole: nothing sent twice
     for v in ("s1", "s2"):
@@ -100,9 +99,8 @@ settings = {{ temperature = 0.5 }}
 
 def test_python_api_equals_cli(tmp_path, data):
     res = lensbench.run("rgb-th-bench", model="random", out=tmp_path / "api", data_dir=data, seed=5)
-    r = subprocess.run([sys.executable, "-m", "lensbench", "run", "rgb-th-bench", "--data-dir", str(data), "--model",
-                        "random", "--seed", "5", "--out", str(tmp_path / "cli"), "--format", "json", "--no-progress"],
-                       capture_output=True, text=True)
+    r = run_cli("run", "rgb-th-bench", "--data-dir", str(data), "--model", "random", "--seed", "5", "--out",
+                str(tmp_path / "cli"), "--format", "json", "--no-progress")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["metrics"] == res.metrics
     run = lensbench.load_run(tmp_path / "api")
@@ -163,7 +161,7 @@ def test_a_model_name_must_be_a_plain_folder_name(tmp_path, name):
 ])
 def test_duplicate_cells_are_refused_before_any_request(tmp_path, data, extra, clash):
     cfg = write(tmp_path, BASE.replace('name = "rgb-th-bench"', f'name = "rgb-th-bench"\ndata_dir = "{data}"') + extra)
-    r = subprocess.run([sys.executable, "-m", "lensbench", "eval", str(cfg)], capture_output=True, text=True)
+    r = run_cli("eval", str(cfg))
     assert r.returncode == 2 and "would write the same folder" in r.stderr and clash in r.stderr, r.stderr
     assert "in use by" not in r.stderr and "cfg.toml" in r.stderr
     assert not (tmp_path / "m").exists()  # refused before any cell started
@@ -214,9 +212,8 @@ def test_a_secret_in_extra_body_never_reaches_the_run_folder(tmp_path, data):
 
     with pytest.raises(ValueError, match="extra_body.credentials"):
         RunSettings(model="random", out=tmp_path / "r", extra_body='{"credentials": {"user": "u"}}')
-    r = subprocess.run([sys.executable, "-m", "lensbench", "run", "rgb-th-bench", "--data-dir", str(data), "--model",
-                        "random", "--out", str(tmp_path / "r"), "--no-progress",
-                        "--extra-body", '{"nested": {"passwd": "hunter2"}}'], capture_output=True, text=True)
+    r = run_cli("run", "rgb-th-bench", "--data-dir", str(data), "--model", "random", "--out", str(tmp_path / "r"),
+                "--no-progress", "--extra-body", '{"nested": {"passwd": "hunter2"}}')
     assert r.returncode == 2 and "extra_body.nested.passwd" in r.stderr and "hunter2" not in r.stderr
     assert not (tmp_path / "r").exists()
 
@@ -234,7 +231,7 @@ name = "rgb-th-bench"
 data_dir = "{data}"
 limit = 2
 """)
-    r = subprocess.run([sys.executable, "-m", "lensbench", "eval", str(cfg)], capture_output=True, text=True)
+    r = run_cli("eval", str(cfg))
     assert r.returncode == 3, r.stderr
     assert "incomplete" in r.stderr and "again" in r.stderr
     assert not json.loads((tmp_path / "m" / "rec" / "rgb-th-bench" / "result.json").read_text())["complete"]

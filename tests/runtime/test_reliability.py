@@ -1,5 +1,6 @@
 """Reliability of a run against faults, damaged folders and bad input (issue: nothing scored that the model
-did not say, nothing paid twice, no tracebacks). Real processes and a real local HTTP server; no network;
+did not say, nothing paid twice, no tracebacks). The command runs in-process (tests/clirun.py), in real processes
+where one is killed or holds a folder; a real local HTTP server; no network;
 inputs generated in the official RGB-Th-Bench layout (no ../shared/data needed)."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from clirun import run_cli
 from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
 from lensbench.core.errors import ConfigError
 from lensbench.runtime.folder import RUN_FILES, check_out_file
@@ -29,8 +31,7 @@ from lensbench.testing.server import FakeOpenAIServer
 def cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     e = {**os.environ, **(env or {})}
     e.pop("OPENAI_API_KEY", None) if env is None or "OPENAI_API_KEY" not in env else None
-    return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True, env=e,
-                          timeout=timeout)
+    return run_cli(*args, env=e)  # in this process; the kill and lock tests start real ones
 
 
 def answer_by_hash(body: dict) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from clirun import run_cli
 from lensbench.benchmarks.registry import get_benchmark
 from lensbench.core.errors import ConfigError
 from lensbench.runtime.merge import merge_runs
@@ -93,8 +94,7 @@ def test_merged_run_equals_the_unsharded_run(shard_job):
     assert "shard" not in man and man["merged_from"]["shards"] == 3
     assert man["n_samples"] == json.loads((root / "full" / "run.json").read_text())["n_samples"]
     # the report command reads it like any run
-    r = subprocess.run([sys.executable, "-m", "lensbench", "report", str(root / "merged"), "--format", "json"],
-                       capture_output=True, text=True, timeout=60)
+    r = run_cli("report", str(root / "merged"), "--format", "json")
     assert r.returncode == 0 and json.loads(r.stdout)["metrics"] == full.metrics
 
 
@@ -160,18 +160,15 @@ def test_a_shard_folder_is_not_resumed_as_another_shard(shard_job, data):
 def test_cli_shard_and_merge(data, tmp_path):
     with FakeOpenAIServer(reply) as srv:
         for i in range(2):
-            r = subprocess.run([sys.executable, "-m", "lensbench", "run", "rgb-th-bench", "--data-dir", str(data),
-                                "--model", "openai:m", "--base-url", srv.url, "--out", str(tmp_path / f"s{i}"),
-                                "--shard", f"{i}/2", "--no-progress"], capture_output=True, text=True, timeout=120)
+            r = run_cli("run", "rgb-th-bench", "--data-dir", str(data), "--model", "openai:m", "--base-url", srv.url,
+                        "--out", str(tmp_path / f"s{i}"), "--shard", f"{i}/2", "--no-progress")
             assert r.returncode == 0, r.stderr
             assert "partial run: shard" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "lensbench", "merge", str(tmp_path / "s0"), str(tmp_path / "s1"),
-                        "--out", str(tmp_path / "m")], capture_output=True, text=True, timeout=120)
+    r = run_cli("merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(tmp_path / "m"))
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "m" / "result.json").read_text())["complete"] is True
-    r = subprocess.run([sys.executable, "-m", "lensbench", "run", "rgb-th-bench", "--data-dir", str(data),
-                        "--model", "random", "--out", str(tmp_path / "x"), "--shard", "2/2"],
-                       capture_output=True, text=True, timeout=60)
+    r = run_cli("run", "rgb-th-bench", "--data-dir", str(data), "--model", "random", "--out", str(tmp_path / "x"),
+                "--shard", "2/2")
     assert r.returncode == 2 and "--shard" in r.stderr and "0 <= I < N" in r.stderr
 
 
@@ -242,10 +239,8 @@ def test_cli_merge_allow_incomplete(shard_job, tmp_path):
     root = shard_job[0]
     s0, s1, s2 = (_copy(root / f"s{i}", tmp_path / f"s{i}") for i in range(3))
     _kill_midway(s0, drop=3)
-    r = subprocess.run([sys.executable, "-m", "lensbench", "merge", str(s0), str(s1), str(s2), "--out",
-                        str(tmp_path / "m")], capture_output=True, text=True, timeout=120)
+    r = run_cli("merge", str(s0), str(s1), str(s2), "--out", str(tmp_path / "m"))
     assert r.returncode == 2 and "--allow-incomplete" in r.stderr and "Traceback" not in r.stderr
-    r = subprocess.run([sys.executable, "-m", "lensbench", "merge", str(s0), str(s1), str(s2), "--out",
-                        str(tmp_path / "m"), "--allow-incomplete"], capture_output=True, text=True, timeout=120)
+    r = run_cli("merge", str(s0), str(s1), str(s2), "--out", str(tmp_path / "m"), "--allow-incomplete")
     assert r.returncode == 0, r.stderr
     assert "incomplete: merged with --allow-incomplete: shard 0/3" in r.stderr

@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from clirun import run_cli
 from lensbench.runtime.tracking import log_run, run_payload
 
 
 def cli(*args, env=None, cwd=None):
-    return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True, timeout=300,
-                          env=env, cwd=cwd)
+    return run_cli(*args, env=env, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

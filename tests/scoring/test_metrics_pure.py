@@ -13,12 +13,15 @@ from lensbench.scoring.metrics import binomial_threshold, correlation
 
 
 def _exact_threshold(n: int, p: Fraction, alpha: Fraction = Fraction(1, 20)) -> float:
-    """Least k with P(X >= k) < alpha, by exact rational arithmetic (independent of the code)."""
-    for k in range(n + 1):
-        tail = sum(math.comb(n, j) * p ** j * (1 - p) ** (n - j) for j in range(k, n + 1))
-        if tail < alpha:
-            return 100.0 * k / n
-    return 100.0 * (n + 1) / n
+    """Least k with P(X >= k) < alpha, by exact rational arithmetic (independent of the code). The tail is summed
+    from k = n down (it only grows as k falls), each term once: O(n) fractions instead of O(n^2)."""
+    least, tail = n + 1, Fraction(0)  # P(X >= n + 1) = 0
+    for k in range(n, -1, -1):
+        tail += math.comb(n, k) * p ** k * (1 - p) ** (n - k)
+        if tail >= alpha:
+            break
+        least = k
+    return 100.0 * least / n
 
 
 @pytest.mark.parametrize("n,p", [(1, Fraction(1, 2)), (10, Fraction(1, 2)), (58, Fraction(1, 2)),

@@ -57,6 +57,22 @@ def test_every_category_p_and_ci_against_exact_scene_swaps():
     scenes = list(dict.fromkeys(r.labels["scene"] for r in a))
     ta, tb = unit_tables("rgb-th-bench", a), unit_tables("rgb-th-bench", b)
     draws = np.random.default_rng(5).integers(0, len(scenes), (300, len(scenes)))
+    # every way of swapping A and B within scenes, scored by the benchmark's own aggregation (once per swap: the
+    # aggregation gives every metric and category at once)
+    swaps = []
+    for flip in itertools.product((False, True), repeat=len(scenes)):
+        sw = {s for s, f in zip(scenes, flip) if f}
+        xa = [rb if rb.labels["scene"] in sw else ra for ra, rb in zip(a, b)]
+        xb = [ra if ra.labels["scene"] in sw else rb for ra, rb in zip(a, b)]
+        swaps.append((aggregate_records(xa)[0], aggregate_records(xb)[0]))
+    # a scene bootstrap of A - B with the same draws, resamples scored by the aggregation
+    boots = []
+    for row in draws:
+        ra = [r.model_copy(update={"labels": {**r.labels, "scene": f"{r.labels['scene']}#{k}"}})
+              for k, i in enumerate(row) for r in a if r.labels["scene"] == scenes[i]]
+        rb = [r.model_copy(update={"labels": {**r.labels, "scene": f"{r.labels['scene']}#{k}"}})
+              for k, i in enumerate(row) for r in b if r.labels["scene"] == scenes[i]]
+        boots.append((aggregate_records(ra)[0], aggregate_records(rb)[0]))
     for metric in ("QAcc", "SAcc"):
         results = {r.category: r for r in paired_all(ta[metric], tb[metric], n_resamples=2000, seed=5,
                                                      min_clusters=2)}
@@ -64,25 +80,12 @@ def test_every_category_p_and_ci_against_exact_scene_swaps():
         for cat, res in results.items():
             obs = _metric(a, metric, cat) - _metric(b, metric, cat)
             assert res.diff == pytest.approx(obs, abs=1e-9), (metric, cat)
-            # every way of swapping A and B within scenes, scored by the benchmark's own aggregation
-            t = []
-            for flip in itertools.product((False, True), repeat=len(scenes)):
-                sw = {s for s, f in zip(scenes, flip) if f}
-                xa = [rb if rb.labels["scene"] in sw else ra for ra, rb in zip(a, b)]
-                xb = [ra if ra.labels["scene"] in sw else rb for ra, rb in zip(a, b)]
-                t.append(_metric(xa, metric, cat) - _metric(xb, metric, cat))
+            t = [ma[metric][cat] - mb[metric][cat] for ma, mb in swaps]
             p = np.mean(np.abs(t) >= abs(obs) - 1e-9)
             assert res.p_value == pytest.approx(p, abs=1e-12), (metric, cat, res.p_value, p)
             if cat.startswith("RGB-Txt") or cat in ("Scene", "ObjPr"):  # B = A there
                 assert res.p_value == 1.0 and res.diff == 0
-            # the CI: a scene bootstrap of A - B with the same draws, resamples scored by the aggregation
-            boot = []
-            for row in draws:
-                ra = [r.model_copy(update={"labels": {**r.labels, "scene": f"{r.labels['scene']}#{k}"}})
-                      for k, i in enumerate(row) for r in a if r.labels["scene"] == scenes[i]]
-                rb = [r.model_copy(update={"labels": {**r.labels, "scene": f"{r.labels['scene']}#{k}"}})
-                      for k, i in enumerate(row) for r in b if r.labels["scene"] == scenes[i]]
-                boot.append(_metric(ra, metric, cat) - _metric(rb, metric, cat))
+            boot = [ma[metric][cat] - mb[metric][cat] for ma, mb in boots]
             ci = paired_difference(ta[metric], tb[metric], cat, n_resamples=300, seed=5, method="percentile",
                                    min_clusters=2)
             lo, hi = np.quantile(boot, [0.025, 0.975])

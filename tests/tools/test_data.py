@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from clirun import run_cli
 from lensbench.core.errors import DataError
 from lensbench.tools.data.check import check
 from lensbench.tools.data.download import download
@@ -331,9 +332,7 @@ def leftovers(root: Path) -> list[str]:
 
 
 def cli_download(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "lensbench", "data", "download", *args], capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", **env, "PYTHONPATH": str(Path(__file__).parents[2] / "src")},
-                          timeout=120)
+    return run_cli("data", "download", *args, env={"PATH": "/usr/bin:/bin", **env})
 
 
 def one_error(r: subprocess.CompletedProcess) -> str:

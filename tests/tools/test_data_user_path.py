@@ -5,19 +5,16 @@ console text keeps its brackets."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from clirun import run_cli
 from lensbench.tools.data.check import check
 
 
 def cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "lensbench", *args], capture_output=True, text=True, timeout=180,
-                          env=env)
+    return run_cli(*args, env=env)
 
 
 def test_check_finds_the_data_folder_inside_a_checkout(rgbth_gen):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import av
@@ -13,6 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from clirun import run_cli
 from lensbench.benchmarks.ivbench.data import load_queries
 from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.tools.ivbench.download import download_videos, read_ids
@@ -73,15 +72,15 @@ def test_synthesize_pipeline(tmp_path):
     qa.write_text("".join(json.dumps(i) + "\n" for i in items))
     out = tmp_path / "synth" / "test_data.jsonl"
     with FakeOpenAIServer(responder=responder) as srv:
-        cmd = [sys.executable, "-m", "lensbench", "ivbench", "synthesize", "--videoqa", str(qa), "--videos",
-               str(videos), "--llm", "openai:fake", "--base-url", srv.url, "--out", str(out), "--frames", "6"]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        cmd = ["ivbench", "synthesize", "--videoqa", str(qa), "--videos", str(videos), "--llm", "openai:fake",
+               "--base-url", srv.url, "--out", str(out), "--frames", "6"]
+        r = run_cli(*cmd)
         assert r.returncode == 0, r.stderr
         counts = json.loads(r.stdout.strip().splitlines()[-1])
         assert counts == {"n_input": 4, "n_no_entity": 1, "n_answerable": 1, "n_written": 2}
         n_calls = sum(srv.received.values())
         assert n_calls == 4 + 3  # 4 rewrites, 3 filter calls (one rewrite gave no entity)
-        r2 = subprocess.run(cmd, capture_output=True, text=True, timeout=120)  # resumed: all cached
+        r2 = run_cli(*cmd)  # resumed: all cached
         assert r2.returncode == 0 and json.loads(r2.stdout.strip().splitlines()[-1]) == counts
         assert sum(srv.received.values()) == n_calls
     qs = load_queries(out)  # the IV-Bench schema, readable by the benchmark's loader
