@@ -19,7 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from lensbench.cli.main import app
-from tests.benchmarks.test_sixth_benchmark import TOY, _data
+from contract import TOY_DIR as TOY
+from contract import toy_data as _data
 
 BENCH_MODULE = '''
 from toy_count.benchmark import ToyCount
