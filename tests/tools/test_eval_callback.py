@@ -235,3 +235,6 @@ def test_cli_flag_trains_and_evaluates(runs, tmp_path):
         assert res["counts"]["n"] == 8
     log = [json.loads(x) for x in (tmp_path / "t" / "train_log.jsonl").read_text().splitlines()]
     assert [r["step"] for r in log if KEY in r] == [1, 2]  # the JSONL log callback received them too
+    assert not any(KEY + "_ci_low" in r for r in log)  # 8 samples = 1 scene: no CI on one cluster
+    rows = list(csv.DictReader((tmp_path / "t" / "evals" / "curve.csv").open()))
+    assert rows and all(r["note"] == "too few clusters (1)" and r["ci_low"] == "" for r in rows)

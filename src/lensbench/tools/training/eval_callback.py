@@ -15,7 +15,7 @@ with ``lensbench train ... --eval-bench BENCH=DATA_DIR --eval-every N --eval-lim
   continues exactly as without the callback (the loss sequence is the same, bit for bit; only time differs);
 * logs every headline metric with its 95% bootstrap CI (``eval_lensbench/<bench>/<metric>/<category>`` and
   ``..._ci_low`` / ``..._ci_high``, from :func:`lensbench.report.leaderboard.build_leaderboard`, the figures
-  ``lensbench report`` prints) as ``Trainer.log`` does (``state.log_history`` and, once ``attach(trainer)``
+  ``lensbench report`` prints; no CI below 10 clusters: the curve says ``too few clusters (n)``) as ``Trainer.log`` does (``state.log_history`` and, once ``attach(trainer)``
   added it, every callback's ``on_log``), so the trainer's W&B, MLflow and TensorBoard integrations receive
   them at that step; plus ``eval_lensbench/wall_s`` and
   ``eval_lensbench/peak_rss_mb`` (the evaluation's cost);
@@ -327,12 +327,19 @@ def _run_settings(data_dir: Path, limit: int | None, seed: int, extra: dict):
 
 
 def _cells(run_dir: str):
-    """The leaderboard cells of the headline metrics of one run folder (all categories; CIs where the run
-    has enough clusters, else a note)."""
+    """The leaderboard cells of the headline metrics of one run folder (all categories), each with its CI
+    only when at least :data:`~lensbench.scoring.agreement.MIN_CLUSTERS` clusters stand behind it, else
+    the note ``too few clusters (n)`` (SPEC, general rules)."""
     from lensbench.report.leaderboard import build_leaderboard
     from lensbench.report.runs import read_run
+    from lensbench.scoring.agreement import MIN_CLUSTERS
 
-    return build_leaderboard([read_run(run_dir)]).cells
+    cells = build_leaderboard([read_run(run_dir)]).cells
+    for c in cells:
+        if c.n is not None and c.n < MIN_CLUSTERS:
+            c.ci_low = c.ci_high = None
+            c.note = f"too few clusters ({c.n})"
+    return cells
 
 
 def _peak_rss_mb() -> float:
