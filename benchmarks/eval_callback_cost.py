@@ -8,7 +8,8 @@ generated RGB-Th-Bench folder (``--scenes`` scenes x 8 skills x 1 question; ``--
 greedy, ``--max-tokens`` per reply. Prints one JSON line per evaluation (step, samples, wall seconds,
 process RSS before and after, peak RSS during the evaluation: Linux ``VmHWM`` reset before it through
 ``/proc/self/clear_refs``), then one summary line: training wall time with and without the callback,
-the evaluations' total, whether the loss sequences are equal, and the reload way's seconds and peak RSS for one evaluation.
+the evaluations' total, whether the loss sequences are equal, and the reload way's seconds and peak RSS
+for one evaluation.
 
     python benchmarks/eval_callback_cost.py [--steps 4] [--every 2] [--scenes 10] [--limit 80] [--max-tokens 1]
 
@@ -55,7 +56,8 @@ class Measured(LensbenchEvalCallback):
         _reset_peak()
         t0 = time.perf_counter()
         logs = super().evaluate(model, processor, step, epoch)
-        row = {"step": step, "samples": self._settings["rgb-th-bench"].limit, "wall_s": round(time.perf_counter() - t0, 3),
+        row = {"step": step, "samples": self._settings["rgb-th-bench"].limit,
+               "wall_s": round(time.perf_counter() - t0, 3),
                "rss_before_mb": before, "rss_after_mb": _status_mb("VmRSS"), "peak_rss_mb": _status_mb("VmHWM")}
         self.walls.append(row["wall_s"])
         print(json.dumps({"evaluation": row}), flush=True)
@@ -77,14 +79,15 @@ def main() -> None:
         base = save_tiny_vlm("qwen2.5-vl", root / "base")
         img = root / "a.png"
         Image.new("RGB", (32, 32), (200, 30, 30)).save(img)
-        write_examples(root / "sft.jsonl", [make_example(f"e{i}", [img, f"is there a w{i} ?"], "Yes") for i in range(8)])
+        write_examples(root / "sft.jsonl",
+                       [make_example(f"e{i}", [img, f"is there a w{i} ?"], "Yes") for i in range(8)])
         bench = write_release(root / "rgbth", n_scenes=a.scenes, questions_per_unit=1)
         exs = read_examples(root / "sft.jsonl")
 
         def settings(out: str) -> VLMTrainSettings:
-            return VLMTrainSettings(model=str(base), out=root / out, batch_size=2, learning_rate=1e-2, logging_steps=1,
-                                    save_steps=10_000, max_steps=a.steps, lora_r=8, lora_alpha=16, warmup_ratio=0.0,
-                                    device="cpu")
+            return VLMTrainSettings(model=str(base), out=root / out, batch_size=2, learning_rate=1e-2,
+                                    logging_steps=1, save_steps=10_000, max_steps=a.steps, lora_r=8, lora_alpha=16,
+                                    warmup_ratio=0.0, device="cpu")
 
         def train(out: str, cb=None):
             trainer, proc, _, _ = build_trainer(exs, settings(out), eval_callback=cb)
@@ -100,8 +103,8 @@ def main() -> None:
         same = [h["loss"] for h in plain.state.log_history if "loss" in h] == \
             [h["loss"] for h in withcb.state.log_history if "loss" in h]
         reload_s, reload_peak = _reload_way(withcb, proc, bench, root, a)
-        print(json.dumps({"summary": {"train_s_without": t_plain, "train_s_with": t_with, "evaluations": len(cb.history),
-                                      "eval_s_total": round(sum(cb.walls), 3),
+        print(json.dumps({"summary": {"train_s_without": t_plain, "train_s_with": t_with,
+                                      "evaluations": len(cb.history), "eval_s_total": round(sum(cb.walls), 3),
                                       "losses_equal": same, "reload_way_s": reload_s,
                                       "reload_way_peak_rss_mb": reload_peak}}), flush=True)
 
@@ -115,8 +118,8 @@ def _reload_way(trainer, proc, bench: Path, root: Path, a) -> tuple[float, float
     merged = trainer.model.merge_and_unload() if hasattr(trainer.model, "merge_and_unload") else trainer.model
     merged.save_pretrained(root / "ckpt")
     proc.save_pretrained(root / "ckpt")
-    evaluate_checkpoint("rgb-th-bench", root / "ckpt", root / "reload-run", data_dir=bench, batch=8, device="cpu",
-                        limit=a.limit, max_tokens=a.max_tokens)
+    evaluate_checkpoint("rgb-th-bench", root / "ckpt", root / "reload-run", data_dir=bench, batch=8,
+                        device="cpu", limit=a.limit, max_tokens=a.max_tokens)
     return round(time.perf_counter() - t0, 3), _status_mb("VmHWM")
 
 

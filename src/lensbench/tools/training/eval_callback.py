@@ -15,7 +15,8 @@ with ``lensbench train ... --eval-bench BENCH=DATA_DIR --eval-every N --eval-lim
   continues exactly as without the callback (the loss sequence is the same, bit for bit; only time differs);
 * logs every headline metric with its 95% bootstrap CI (``eval_lensbench/<bench>/<metric>/<category>`` and
   ``..._ci_low`` / ``..._ci_high``, from :func:`lensbench.report.leaderboard.build_leaderboard`, the figures
-  ``lensbench report`` prints; no CI below 10 clusters: the curve says ``too few clusters (n)``) as ``Trainer.log`` does (``state.log_history`` and, once ``attach(trainer)``
+  ``lensbench report`` prints; no CI below 10 clusters: the curve says ``too few clusters (n)``) as
+  ``Trainer.log`` does (``state.log_history`` and, once ``attach(trainer)``
   added it, every callback's ``on_log``), so the trainer's W&B, MLflow and TensorBoard integrations receive
   them at that step; plus ``eval_lensbench/wall_s`` and
   ``eval_lensbench/peak_rss_mb`` (the evaluation's cost);
@@ -23,7 +24,9 @@ with ``lensbench train ... --eval-bench BENCH=DATA_DIR --eval-every N --eval-lim
   cells over steps: step, epoch, benchmark, metric, category, value, ci_low, ci_high, n, note, run) and, when
   matplotlib is installed, ``OUT/curve.png``.
 
-Benchmarks that need an LLM judge are run without one here (their own judge-free rules). Cost per
+Benchmarks that need an LLM judge are run without one here (their own judge-free rules). In a multi-process
+run only the main process evaluates (the others wait at their next collective); a model sharded across
+processes (FSDP, DeepSpeed ZeRO-3) cannot generate on one process alone and is not supported. Cost per
 evaluation on the tiny model: ``benchmarks/eval_callback_cost.py`` (figures in the training docs).
 """
 
@@ -148,7 +151,7 @@ class LensbenchEvalCallback(_Base):
         for the step's own log line, and the handler's ``on_log`` clears ``control.should_log`` (the step's
         loss would not be logged): both stay as they were."""
         step = int(state.global_step)
-        if step in self.done_steps or model is None:
+        if step in self.done_steps or model is None or not getattr(state, "is_world_process_zero", True):
             return
         logs = self.evaluate(model, self.processor or processing_class, step, epoch=state.epoch)
         if state.epoch is not None:
@@ -170,7 +173,8 @@ class LensbenchEvalCallback(_Base):
         from lensbench.runtime.runner import run_benchmark
 
         if processor is None:
-            raise ConfigError("LensbenchEvalCallback: no processor (give processor= or a trainer with processing_class)")
+            raise ConfigError("LensbenchEvalCallback: no processor (give processor= or a trainer with "
+                              "processing_class)")
         saved = _TrainingState(torch, model, processor)
         t0, logs, results = time.perf_counter(), {}, {}
         try:
@@ -201,9 +205,9 @@ class LensbenchEvalCallback(_Base):
         return logs
 
     def _record(self, step: int, epoch, bench: str, run_dir: str, cells, cost: dict) -> None:
+        keys = ("metric", "category", "value", "ci_low", "ci_high", "n", "note")
         row = {"step": step, "epoch": epoch, "benchmark": bench, "run": str(run_dir), **cost,
-               "headline": [{k: getattr(c, k) for k in ("metric", "category", "value", "ci_low", "ci_high", "n", "note")}
-                            for c in cells]}
+               "headline": [{k: getattr(c, k) for k in keys} for c in cells]}
         self.out.mkdir(parents=True, exist_ok=True)
         with (self.out / "evals.jsonl").open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
@@ -276,8 +280,9 @@ class _TrainingState:
         self.torch, self.np, self.model = torch, np, model
         self.modes = [(m, m.training) for m in model.modules()]
         self.grad = torch.is_grad_enabled()
+        cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
         self.rng = (random.getstate(), np.random.get_state(), torch.get_rng_state(),
-                    torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None)
+                    torch.cuda.get_rng_state_all() if cuda else None)
         self.tok = getattr(processor, "tokenizer", processor)
         self.tok_state = (self.tok.padding_side, self.tok.pad_token)
         gc = getattr(model, "generation_config", None)

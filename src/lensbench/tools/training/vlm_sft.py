@@ -167,7 +167,8 @@ def build_trainer(examples: list[dict[str, Any]], s: VLMTrainSettings, log: Json
     return trainer, processor, device, dtype
 
 
-def train_vlm(train_file: str | Path, settings: VLMTrainSettings, note=None, eval_callback: Any = None) -> dict[str, Any]:
+def train_vlm(train_file: str | Path, settings: VLMTrainSettings, note=None,
+              eval_callback: Any = None) -> dict[str, Any]:
     """Train on ``train_file`` as ``settings`` say (module docstring); returns the summary written to
     ``out/train_summary.json``: ``model_dir`` (for ``hf:``), ``adapter_dir``, ``steps``, ``losses``
     (logged training losses in order), ``train_runtime_s``, ``samples_per_s``, ``peak_rss_mb``,
