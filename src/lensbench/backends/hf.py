@@ -20,6 +20,7 @@ the model); :meth:`HFBackend.aclose` drops the model. Install: ``pip install 'le
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,7 +34,10 @@ from lensbench.core.errors import ConfigError, LensbenchError, TransportError
 from lensbench.core.extras import require
 from lensbench.core.types import Completion, Request
 
-__all__ = ["HFBackend", "make"]
+__all__ = ["HFBackend", "make", "weights_fingerprint"]
+
+#: the :class:`~lensbench.backends.hf_spec.HFSettings` keys :meth:`HFBackend.from_live` takes
+_LIVE_KEYS = frozenset({"batch", "max_new_tokens", "video", "min_pixels", "max_pixels"})
 
 
 class HFBackend(Backend):
@@ -80,6 +84,52 @@ class HFBackend(Backend):
         self._slots: asyncio.Semaphore | None = None  # batches inside the backend (pipeline_depth)
         self._slots_loop: asyncio.AbstractEventLoop | None = None
         self._proc_kw: dict[str, int] = {}  # pixel bounds passed with every processor call
+
+    @classmethod
+    def from_live(cls, model: Any, processor: Any, *, name: str = "live", step: int | None = None,
+                  config: BackendConfig | None = None, **settings: Any) -> "HFBackend":
+        """A backend around a model already in memory (a training loop's), with no load and no copy.
+
+        ``model``: the transformers (or peft-wrapped) image-text model object itself: the backend keeps a
+        reference to it, so its parameters are the ones the trainer updates (same storage); ``processor``:
+        its ``AutoProcessor``. ``name``: display name; ``step``: the training step it is evaluated at;
+        ``settings``: :class:`~lensbench.backends.hf_spec.HFSettings` keys (``batch``, ``max_new_tokens``,
+        ``video``, ``min_pixels``, ``max_pixels``; device, dtype and attention are the model's own).
+        ``fingerprint``: ``hf-live:NAME|step=N|weights=W|dtype=...`` where W is :func:`weights_fingerprint`
+        (cheap, changes when the weights do), so a run folder of one step is resumed only with the same weights.
+
+        Like :meth:`load`, it puts the model in eval mode and sets the tokenizer's left padding (and a pad
+        token when it has none): a caller that trains on afterwards restores them
+        (:mod:`lensbench.tools.training.eval_callback` does). :meth:`aclose` drops the references, never the
+        model. Raises ConfigError for an unknown or bad setting (``device``, ``dtype`` ... included).
+        """
+        bad = sorted(settings.keys() - _LIVE_KEYS)
+        if bad:
+            raise ConfigError(f"HFBackend.from_live: {', '.join(bad)}: not a setting of a live model (its device, "
+                              f"dtype and attention are its own); known: {', '.join(sorted(_LIVE_KEYS))}")
+        self = cls.__new__(cls)
+        self.source, self.settings = parse_hf_spec(name, settings)
+        cfg = getattr(model, "config", None)
+        self.model_type = getattr(cfg, "model_type", None)
+        self.option_defaults = {}
+        param = next(iter(model.parameters()), None)
+        self.dtype = str(param.dtype).replace("torch.", "") if param is not None else "float32"
+        self.video_mode = resolve_video_mode(self.settings.video, self.model_type, name)
+        s = self.settings
+        self.fingerprint = (f"hf-live:{name}|step={step}|weights={weights_fingerprint(model)}|dtype={self.dtype}"
+                            f"|video={self.video_mode}|max_new={s.max_new_tokens}"
+                            + (f"|pixels={s.min_pixels}-{s.max_pixels}" if s.min_pixels or s.max_pixels else ""))
+        self.display_name = name
+        self.batch_size = s.batch
+        self.seed = (config or BackendConfig()).seed
+        self.model = self.processor = None
+        self.device = None
+        self._load_lock = threading.Lock()
+        self._prep_pool = self._gen_pool = None
+        self._slots, self._slots_loop = None, None
+        self._set_pixel_bounds(processor)
+        self._attach(model, processor)
+        return self
 
     # ------------------------------------------------------------------ loading
     def load(self) -> None:
@@ -257,6 +307,25 @@ class HFBackend(Backend):
                 pool.shutdown(wait=False)
         self._prep_pool = self._gen_pool = None
         self.model = self.processor = None
+
+
+def weights_fingerprint(model: Any, n_per_tensor: int = 64) -> str:
+    """A cheap fingerprint of a model's current weights (16 hex digits of SHA-256): every parameter's
+    name, shape and dtype, and ``n_per_tensor`` elements taken at an even stride through it (read from the
+    device in one small copy per tensor; the whole model is never copied). Training changes it (a step
+    moves every element of a trained tensor); two models with equal weights give the same value. Not a
+    proof of equality: two weight sets differing only between the sampled elements collide."""
+    import torch
+
+    h = hashlib.sha256()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            flat = p.detach().reshape(-1)
+            step = max(1, flat.numel() // n_per_tensor)
+            sample = flat[::step][:n_per_tensor].to("cpu", torch.float32).numpy().tobytes()
+            h.update(f"{name}|{tuple(p.shape)}|{p.dtype}|".encode())
+            h.update(sample)
+    return h.hexdigest()[:16]
 
 
 def _major(version: str) -> int:

@@ -15,6 +15,8 @@
 * :mod:`.guards` — finite loss / weights, LoRA targets matched on the meta device before weights load,
   the checkpoint-safe ``SFTTrainer``;
 * :mod:`.measure` — wall time, samples/s and peak memory of a training run.
+* :mod:`.eval_callback` — a ``TrainerCallback`` evaluating the model in memory during training (``hf:``
+  around the live model, one resumable run folder per step, metrics with CIs to the trainer's loggers, a curve).
 
 Recipes (data -> train -> evaluate -> paper table) live with their benchmark under ``tools/<name>/``.
 Heavy libraries are imported inside functions through :func:`lensbench.core.extras.require`

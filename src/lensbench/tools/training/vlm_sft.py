@@ -127,9 +127,12 @@ def _finished(out: Path, fingerprint: dict[str, Any]) -> dict[str, Any] | None:
     return s if s.get("fingerprint") == fingerprint else None
 
 
-def build_trainer(examples: list[dict[str, Any]], s: VLMTrainSettings, log: JsonlLog | None = None):
+def build_trainer(examples: list[dict[str, Any]], s: VLMTrainSettings, log: JsonlLog | None = None,
+                  eval_callback: Any = None):
     """``(trainer, processor, device, dtype)``: TRL's ``SFTTrainer`` over ``examples`` as
-    :func:`train_vlm` uses it (not trained yet). Raises ConfigError (model / extra)."""
+    :func:`train_vlm` uses it (not trained yet); ``eval_callback`` (a
+    :class:`~lensbench.tools.training.eval_callback.LensbenchEvalCallback`) is attached to it. Raises
+    ConfigError (model / extra)."""
     torch = require("torch", "train", "training an image-text model")
     tf = require("transformers", "train", "training an image-text model")
     trl = require("trl", "train", "training an image-text model")
@@ -159,17 +162,22 @@ def build_trainer(examples: list[dict[str, Any]], s: VLMTrainSettings, log: Json
         remove_unused_columns=False)
     trainer = safe_sft_trainer(trl, torch)(model=model, args=args, train_dataset=to_dataset(examples), processing_class=processor,
                              peft_config=peft_config, callbacks=[_log_callback(tf, log)] if log else None)
+    if eval_callback is not None:
+        eval_callback.attach(trainer)
     return trainer, processor, device, dtype
 
 
-def train_vlm(train_file: str | Path, settings: VLMTrainSettings, note=None) -> dict[str, Any]:
+def train_vlm(train_file: str | Path, settings: VLMTrainSettings, note=None,
+              eval_callback: Any = None) -> dict[str, Any]:
     """Train on ``train_file`` as ``settings`` say (module docstring); returns the summary written to
     ``out/train_summary.json``: ``model_dir`` (for ``hf:``), ``adapter_dir``, ``steps``, ``losses``
     (logged training losses in order), ``train_runtime_s``, ``samples_per_s``, ``peak_rss_mb``,
     ``peak_gpu_mb``, ``resumed_from``, ``fingerprint`` (data SHA-256 + settings); ``skipped`` when
     a finished run with the same data and settings was found (nothing trained); ``checkpoint_notes``:
     incomplete checkpoints ignored by the resume (also passed to ``note``, a ``str -> None``
-    callable; None = print to stderr).
+    callable; None = print to stderr). ``eval_callback``: a
+    :class:`~lensbench.tools.training.eval_callback.LensbenchEvalCallback` evaluating the model in memory
+    during training (its runs under its own ``out``; the summary's ``evaluations`` lists their steps and cost).
 
     Raises DataError for a bad example file, ConfigError for LoRA targets matching no module (both
     before any weights load) or a model that cannot be loaded or a missing ``lensbench[train]``,
@@ -193,7 +201,7 @@ def train_vlm(train_file: str | Path, settings: VLMTrainSettings, note=None) -> 
     for n in notes:
         log.write({"event": "checkpoint", "note": n})
         (note or _stderr)(n)
-    trainer, processor, device, dtype = build_trainer(examples, s, log)
+    trainer, processor, device, dtype = build_trainer(examples, s, log, eval_callback)
     last = str(resume.path) if s.resume and resume.path else None
     meter = Meter().start()
     try:
@@ -213,6 +221,8 @@ def train_vlm(train_file: str | Path, settings: VLMTrainSettings, note=None) -> 
         "device": device, "dtype": str(dtype).replace("torch.", ""), "fingerprint": fingerprint,
         "adapter_dir": str(out / "adapter") if s.lora else None, "model_dir": str(out / "model"),
         "checkpoint_notes": notes, "eval_options": _eval_options(examples)}
+    if eval_callback is not None:
+        summary["evaluations"] = {"out": str(eval_callback.out), "runs": eval_callback.history}
     final = trainer.model
     if s.lora:
         final.save_pretrained(out / "adapter")
