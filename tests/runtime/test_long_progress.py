@@ -92,11 +92,13 @@ def test_sweep_log_lines_name_their_step(monkeypatch, tmp_path):
     (tmp_path / "mix" / "mixtures.json").write_text(json.dumps({"bbox_format": "qwen3", "ratios": {
         "1:8": {"file": "a.jsonl"}, "1:1": {"file": "b.jsonl"}}}))
     monkeypatch.setattr(sweep, "_evaluate", lambda *a, **k: {})
+    monkeypatch.setattr(sweep, "read_examples", lambda path: [])  # the mixtures' check (30.3) is tested elsewhere
     monkeypatch.setattr(sweep, "train_vlm", lambda path, settings, note=None: {"model_dir": str(tmp_path / "m"),
                                                                              "steps": 1})
 
     class Train:
         model = "base-model"
+        lora = False
 
         def model_copy(self, update):
             return self
