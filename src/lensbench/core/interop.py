@@ -65,9 +65,15 @@ class InteropMap(ABC):
     doc_fields: ClassVar[tuple[str, ...] | None] = None
     extraction: ClassVar[str] = "lensbench's own parser of this benchmark's protocol"
 
-    @abstractmethod
     def unit(self, row: dict[str, Any]) -> Unit:
-        """The unit a VLMEvalKit row (cells as text) answers. Raises ValueError(reason) when it names none."""
+        """The unit a VLMEvalKit row (cells as text) answers. Raises ValueError(reason) when it names none.
+
+        Default (the layouts lensbench defines in VLMEvalKit's style): the request named by the row's ``id``,
+        whose ``question`` cell, when given, must be in that request's prompt."""
+        rid = str(row.get("id", "")).strip()
+        if not rid:
+            raise ValueError("empty 'id'")
+        return Unit(rid, row.get("question") or None)
 
     @abstractmethod
     def row(self, record: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lensbench.core.interop import InteropMap, Unit
+from lensbench.core.interop import InteropMap
 
 __all__ = ["IVBenchMap"]
 
@@ -23,13 +23,6 @@ class IVBenchMap(InteropMap):
     benchmark = "iv-bench"
     columns = ("id", "video_id", "category", "question", "options", "answer")
     extraction = "IV-Bench's option-letter parser (SPEC §3)"
-
-    def unit(self, row: dict[str, Any]) -> Unit:
-        """Request ``id``; its ``question`` must be in the prompt."""
-        rid = str(row.get("id", "")).strip()
-        if not rid:
-            raise ValueError("empty 'id'")
-        return Unit(rid, row.get("question") or None)
 
     def row(self, record: dict[str, Any]) -> dict[str, Any]:
         """The columns of an IV-Bench record."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lensbench.core.interop import InteropMap, Unit
+from lensbench.core.interop import InteropMap
 
 __all__ = ["RGBThMap"]
 
@@ -22,13 +22,6 @@ class RGBThMap(InteropMap):
     benchmark = "rgb-th-bench"
     columns = ("id", "scene", "skill", "question", "answer")
     extraction = "RGB-Th-Bench's whole-word yes/no rule (SPEC §2)"
-
-    def unit(self, row: dict[str, Any]) -> Unit:
-        """Request ``id``; its ``question`` must be in the prompt."""
-        rid = str(row.get("id", "")).strip()
-        if not rid:
-            raise ValueError("empty 'id'")
-        return Unit(rid, row.get("question") or None)
 
     def row(self, record: dict[str, Any]) -> dict[str, Any]:
         """The columns of an RGB-Th-Bench record."""
