@@ -62,6 +62,9 @@ class Benchmark(ABC):
     #: why the seeded random baseline (``--model random``) cannot answer this benchmark, and what to use
     #: instead (None: it can, from ``answer_space`` or each request's own); refused before anything is written
     no_random_baseline: ClassVar[str | None] = None
+    #: the (option, value) that shows this benchmark's judge its choices in another order (``lensbench analyze
+    #: judge --permute``), None where its judge sees no order that could change
+    judge_permutation: ClassVar[tuple[str, str] | None] = None
     #: one line on what the benchmark asks (``lensbench list``)
     description: ClassVar[str] = ""
     #: size of the official release, in ``sample_unit`` (``lensbench list``); None when not fixed

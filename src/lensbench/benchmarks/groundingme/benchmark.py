@@ -54,6 +54,7 @@ class GroundingME(Benchmark):
     sample_unit = "samples"
     no_random_baseline = ("a box has no finite answer space to draw from; the always-reject baseline is "
                           "--model 'constant:{\"bbox_2d\": null}'")
+    judge_permutation = ("bon_judge_order", "swapped")  # the pairwise knockout can swap each pair (Sec. 5.2)
     headline = "Acc@0.5, mAcc (Tables 3, 4, 8)"
     headlines = HEADLINES
     cluster = CLUSTER

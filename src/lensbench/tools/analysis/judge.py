@@ -43,11 +43,14 @@ from lensbench.scoring.bootstrap import Design, cluster_counts, percentile_inter
 from lensbench.scoring.paired import PairedResult, paired_difference
 from lensbench.tools.analysis.matrix import item_clusters
 
-__all__ = ["rejudge_folder", "rejudge", "JudgeNoise", "judge_noise", "cohen_kappa", "verdict_of", "PERMUTABLE"]
+__all__ = ["rejudge_folder", "rejudge", "JudgeNoise", "judge_noise", "cohen_kappa", "verdict_of", "permutable"]
 
-#: benchmark -> (option, value) that shows the judge its choices in another order. IF-Bench's Fig. 11 parser
-#: prompt holds the reply alone (no options to permute); GroundingME's pairwise knockout can swap each pair.
-PERMUTABLE: dict[str, tuple[str, str]] = {"groundingme": ("bon_judge_order", "swapped")}
+def permutable() -> list[str]:
+    """The registered benchmarks whose judge can be shown its choices in another order
+    (:attr:`~lensbench.benchmarks.base.Benchmark.judge_permutation`)."""
+    from lensbench.benchmarks.registry import all_benchmarks
+
+    return [n for n, c in all_benchmarks().items() if getattr(c, "judge_permutation", None)]
 
 
 def rejudge_folder(run_dir: Path, judge_spec: str, name: str | None = None) -> Path:
@@ -61,7 +64,7 @@ def rejudge(run_dir: str | Path, judge_spec: str | None, *, permute: bool = Fals
             judge_api_key_env: str = "OPENAI_API_KEY", judge_model_arg: list[str] | None = None,
             data_dir: Path | None = None, concurrency: int = 8, progress: bool = False, console=None) -> Path:
     """Re-judge ``run_dir``'s stored model replies with ``judge_spec`` (None: the run's own judge), with the
-    choices shown in another order when ``permute`` (:data:`PERMUTABLE`); returns the new run folder (default
+    choices shown in another order when ``permute`` (the benchmark's ``judge_permutation``); returns the new run folder (default
     name: the spec, plus ``-permuted``). Raises ConfigError (naming the folder) when it is no finished run, its
     benchmark has no judge round with its options, ``permute`` is asked where the protocol has no order to
     change, no judge is given or recorded, or its data folder is gone (give ``data_dir``)."""
@@ -75,10 +78,10 @@ def rejudge(run_dir: str | Path, judge_spec: str | None, *, permute: bool = Fals
     cls = get_benchmark(str(man.get("benchmark")))
     options = dict(man.get("options") or {})
     if permute:
-        if cls.name not in PERMUTABLE:
+        if not getattr(cls, "judge_permutation", None):
             raise ConfigError(f"{run_dir}: --permute: {cls.name}'s judge sees no choices in an order that could be "
-                              f"changed (permutable: {', '.join(PERMUTABLE)})")
-        key, value = PERMUTABLE[cls.name]
+                              f"changed (permutable: {', '.join(permutable())})")
+        key, value = cls.judge_permutation
         options[key] = value
     bench = cls(cls.Options(**options))
     if bench.judge_use() is None:
