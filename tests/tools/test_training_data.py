@@ -209,7 +209,7 @@ def test_grounding_rej_benchmark_scores_rejections(tmp_path, demo):
     assert "| 0.0 | 100.0 | 50.0 |" in table and "Qwen3-VL-8B-Instruct 2:1 (paper) | 83.1 | 97.3 | 90.2" in table
     (data / "items.jsonl").write_text((data / "items.jsonl").read_text().replace('"width": 64', '"width": 0', 1))
     with pytest.raises(DataError, match="width"):
-        lensbench.run("grounding-rej", model="random", out=tmp_path / "run2", data_dir=data)
+        lensbench.run("grounding-rej", model='constant:{"bbox_2d": null}', out=tmp_path / "run2", data_dir=data)
 
 
 # ----------------------------------------------------------------- visual check
