@@ -32,7 +32,7 @@ from lensbench.core.extras import Requirement
 from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse
-from lensbench.scoring.bbox import BBOX_FORMATS
+from lensbench.scoring.bbox import BboxFormat
 from lensbench.scoring.bootstrap import UnitTable
 from lensbench.scoring.units import nonempty
 from lensbench.benchmarks.groundingme.layout import LAYOUT
@@ -89,7 +89,7 @@ class GroundingME(Benchmark):
     class Options(BaseModel):
         """GroundingME options (``lensbench run groundingme --help``)."""
 
-        bbox_format: str = Field(default="abs", description="model's box convention: abs (pixels of the image sent), "
+        bbox_format: BboxFormat = Field(default="abs", description="model's box convention: abs (pixels of the image sent), "
                                  "abs-resized (Qwen2.5-VL smart-resized pixels), rel1000 (Qwen3-VL), rel1, "
                                  "yxyx1000 (Gemini [y1,x1,y2,x2])")
         skip_missing: bool = Field(default=False, description="run the samples whose image file exists (TSV "
@@ -117,13 +117,6 @@ class GroundingME(Benchmark):
         resize_max_pixels: int = Field(default=12845056, ge=1, description="abs-resized: smart-resize max_pixels")
         blind: bool = Field(default=False, description="send the Table 9 prompt without the image (a language-prior "
                             "baseline; boxes are read in the original image's frame)")
-
-        @field_validator("bbox_format")
-        @classmethod
-        def _fmt(cls, v: str) -> str:
-            if v not in BBOX_FORMATS:
-                raise ValueError(f"bbox_format must be one of {', '.join(BBOX_FORMATS)}, got {v!r}")
-            return v
 
         @field_validator("bon_judge")
         @classmethod
