@@ -71,7 +71,7 @@ class Benchmark(ABC):
     headline: ClassVar[str] = ""
     #: the leaderboard's cells: (metric, column, table category), each with its CI (:meth:`unit_tables`)
     headlines: ClassVar[tuple[Headline, ...]] = ()
-    #: what one resampled cluster of a CI is, in words (SPEC General rules: the largest independent cluster)
+    #: what one resampled cluster of a CI is, in words (docs/protocol.md: the largest independent cluster)
     cluster: ClassVar[str] = "sample"
     #: what one sample returned by :meth:`load` is, plural (coverage: ``"22/1,686 queries"``)
     load_unit: ClassVar[str] = "samples"

@@ -1,6 +1,6 @@
 """IV-Bench (Ma et al., 2025): image-grounded video perception and reasoning, 10-way MCQ.
 
-Protocol (SPEC §3; paper Sec. 4.1, 4.3, Appendix C, Table 2; official code
+Protocol (IV-Bench README, Protocol; paper Sec. 4.1, 4.3, Appendix C, Table 2; official code
 github.com/multimodal-art-projection/IV-Bench ``inference.py``). One module per job:
 
 * :mod:`.data`: the jsonl loader and the missing-media check (``--skip-missing``);

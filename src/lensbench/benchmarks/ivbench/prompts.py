@@ -1,4 +1,4 @@
-"""IV-Bench request text: Appendix C prefix + question + options + instruction (SPEC §3).
+"""IV-Bench request text: Appendix C prefix + question + options + instruction (IV-Bench README, Protocol).
 
 Templates are data files beside this module (``prompts/video_first.txt``, ``image_first.txt``,
 ``mcq.txt``), verbatim from the official ``inference.py`` (``IV_PROMPT_VIDEO_FIRST``,

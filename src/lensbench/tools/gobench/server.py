@@ -64,7 +64,7 @@ def collect_items(images: Path, records: list[GORecord], generator: str) -> tupl
     ``<category>/<N>.png`` one per scenario); returns ``(items sorted by key, unknown files)``.
 
     Raises ConfigError when ``images`` is not a folder or holds no GOBench image; DataError naming the
-    file when one leads outside ``images`` (a symlink out: SPEC, media resolve inside the data folder).
+    file when one leads outside ``images`` (a symlink out: docs/protocol.md, media resolve inside the data folder).
     """
     images = Path(images)
     if not images.is_dir():
