@@ -79,7 +79,7 @@ class _NoMalformedTraces(logging.Filter):
 
 
 def _server_logger() -> logging.Logger:
-    log = logging.getLogger("lensbench.review.server")
+    log = logging.getLogger(__name__)
     if not any(isinstance(f, _NoMalformedTraces) for f in log.filters):
         log.addFilter(_NoMalformedTraces())
     return log
