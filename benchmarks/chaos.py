@@ -239,7 +239,7 @@ def train_kill9(work: Path, n: int, rng: random.Random) -> str:
     returns the summary line."""
     import torch
 
-    from lensbench.testing.tiny_vlm import save_tiny_vlm
+    from lensbench.tools.training.tiny_vlm import save_tiny_vlm
     from lensbench.tools.training.sft_data import make_example, write_examples
 
     from PIL import Image

@@ -112,7 +112,7 @@ def main() -> None:
         return
 
     from lensbench.media.video import probe
-    from lensbench.testing.video import write_test_video
+    from lensbench.media.synth_video import write_test_video
 
     if a.video:
         path = Path(a.video)

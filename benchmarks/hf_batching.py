@@ -44,7 +44,7 @@ from lensbench.backends.base import BackendConfig
 from lensbench.core.types import GenParams, ImagePart, Message, Request
 from lensbench.runtime.engine import Engine
 from lensbench.runtime.store import RunStore
-from lensbench.testing.tiny_vlm import build_qwen25vl
+from lensbench.tools.training.tiny_vlm import build_qwen25vl
 
 # Qwen2.5-VL-7B-Instruct config.json numbers (text and vision towers)
 TEXT_7B = dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,

@@ -30,7 +30,7 @@ import lensbench
 from lensbench.benchmarks.ivbench.benchmark import IVBench
 from lensbench.benchmarks.ivbench.data import TASKS
 from lensbench.media.frame_cache import FrameCache
-from lensbench.testing.video import write_test_video
+from lensbench.media.synth_video import write_test_video
 from lensbench.testing.server import serve_in_subprocess
 from PIL import Image
 

@@ -41,7 +41,7 @@ SEVEN_B_VISION = dict(depth=32, hidden_size=1280, intermediate_size=3420, num_he
 def _vlm_model(shape: str, root: Path) -> Path:
     import torch
 
-    from lensbench.testing.tiny_vlm import build_qwen25vl, save_tiny_vlm
+    from lensbench.tools.training.tiny_vlm import build_qwen25vl, save_tiny_vlm
 
     if shape == "tiny":
         return save_tiny_vlm("qwen2.5-vl", root / "model")
@@ -71,7 +71,7 @@ def vlm(shape: str, steps: int, batch: int, image: int, lora: bool, root: Path) 
 
 
 def editor(steps: int, batch: int, resolution: int, root: Path) -> dict:
-    from lensbench.testing.tiny_editor import save_tiny_editor
+    from lensbench.tools.training.tiny_editor import save_tiny_editor
 
     model = save_tiny_editor(root / "editor")
     pairs = []

@@ -27,10 +27,7 @@ TOY_DIR = Path(__file__).resolve().parent / "toybench"
 
 
 #: known failures of a check by a registered benchmark, each an expected failure (strict: fixing it shows up)
-KNOWN_GAPS: dict[str, dict[str, str]] = {
-    "demo": {"grounding-rej": "grounding-rej inherits GroundingME's write_demo, whose folder (a parquet split) its "
-                              "loader (an items.jsonl) cannot read: 'lensbench data demo grounding-rej' is unusable"},
-}
+KNOWN_GAPS: dict[str, dict[str, str]] = {}
 
 
 def contract_names(check: str | None = None) -> list:

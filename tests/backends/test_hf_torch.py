@@ -16,7 +16,7 @@ from clirun import run_cli  # noqa: E402
 from lensbench.backends.providers import make_backend  # noqa: E402
 from lensbench.core.types import GenParams, ImagePart, Message, Request  # noqa: E402
 from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release  # noqa: E402
-from lensbench.testing.tiny_vlm import save_qwen25vl  # noqa: E402
+from lensbench.tools.training.tiny_vlm import save_qwen25vl  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -268,7 +268,7 @@ def test_missing_media_is_counted_error_or_skipped(tmp_path, bench, flags, n_ski
     if n_skipped < 0:  # RGB-Th-Bench: every paper-skill unit of Scene 1 shows the removed rgb.jpg
         n_skipped = sum("Text Reference" not in it["skill_type"] for it in json.loads(f.read_text())["data"])
     assert json.loads(r.stdout)["counts"][key] == n_skipped
-    if bench != "gobench":  # the report says so (GOBench: its own images-missing count in load_info)
+    if bench != "gobench":  # the report says so (GOBench: its own images-missing count, n_images_missing)
         rep = run_inproc(["report", str(tmp_path / "b")])
         assert rep.exit_code == 0 and f"{n_skipped} " in rep.stdout and "skipped for missing media" in rep.stdout
 

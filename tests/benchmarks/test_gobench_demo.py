@@ -114,3 +114,46 @@ def test_the_generation_side_reads_the_demo(demo, tmp_path):
         cells = [row["answer"] for row in csv.DictReader(fh, delimiter="\t")]
     firsts = [float(dict(ln.rsplit(": ", 1) for ln in c.splitlines())["Aesthetics Rating"]) for c in cells[0::3]]
     assert t2["variant .1"]["Aesthetics"] == pytest.approx(sum(firsts) / 6)
+
+
+def test_load_counts_come_through_loaded_counts_not_a_record(demo, tmp_path):
+    """35.5: the loader (gobench/load.py) notes its counts in ``Loaded.counts``; no record carries them, and the
+    run's counts still hold them (two images removed: 16 of 18 loaded)."""
+    import shutil
+
+    import lensbench
+    from lensbench.benchmarks.registry import get_benchmark
+
+    data = tmp_path / "d"
+    shutil.copytree(demo, data)
+    recs = json.loads((data / "data_total.json").read_text())
+    for r in recs[:2]:
+        (data / r["image"]).unlink()
+    loaded = get_benchmark("gobench")().load(data)
+    assert (loaded.counts["n_records_total"], loaded.counts["n_images_missing"], loaded.counts["n_loaded"]) == \
+        (len(recs), 2, len(recs) - 2)
+    res = lensbench.run("gobench", model="random", out=tmp_path / "run", data_dir=data)
+    assert (res.counts["n_records_total"], res.counts["n_images_missing"], res.counts["n_images"]) == \
+        (len(recs), 2, len(recs) - 2)
+    rows = [json.loads(ln) for ln in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    assert len(rows) == len(recs) - 2 and not any("load_info" in (r.get("extra") or {}) for r in rows)
+
+
+@pytest.mark.parametrize("bench, field, good", [("gobench", "parser", "vlmevalkit"), ("gobench", "layout", "scenario"),
+                                                ("gobench", "prompt_style", "vlmevalkit"),
+                                                ("groundingme", "bbox_format", "rel1000"),
+                                                ("iv-bench", "pattern", "image-first"),
+                                                ("iv-bench", "text_style", "clean")])
+def test_enum_options_are_literals(bench, field, good):
+    """35.5: option strings are checked once, by their Literal type (no second membership validator)."""
+    import typing
+
+    import pydantic
+
+    from lensbench.benchmarks.registry import get_benchmark
+
+    opts = get_benchmark(bench).Options
+    assert typing.get_origin(opts.model_fields[field].annotation) is typing.Literal
+    assert getattr(opts(**{field: good}), field) == good
+    with pytest.raises(pydantic.ValidationError, match=field):
+        opts(**{field: "no-such-value"})

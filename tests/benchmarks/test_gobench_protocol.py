@@ -15,7 +15,8 @@ from lensbench.benchmarks.gobench.benchmark import GOBench
 from lensbench.benchmarks.gobench.humans import ground_truth, load_human_gt, read_rating_rows
 from lensbench.benchmarks.gobench.parse_paper import normalize_answer, parse_reply
 from lensbench.benchmarks.gobench.prompts import CriticAnswerSpace, critic_prompt
-from lensbench.benchmarks.gobench.records import load_records, split_questions
+from lensbench.benchmarks.gobench.load import load_records
+from lensbench.benchmarks.gobench.records import split_questions
 from lensbench.benchmarks.gobench.sps import authenticity_score, sps
 from lensbench.cli.main import app
 from lensbench.core.errors import DataError

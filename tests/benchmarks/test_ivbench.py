@@ -184,7 +184,7 @@ def test_paper_table2_data():
 def test_loader_missing_media(jsonl, tmp_path):
     from PIL import Image
 
-    from lensbench.testing.video import write_test_video
+    from lensbench.media.synth_video import write_test_video
 
     qs = load_queries(jsonl)
     (tmp_path / "test_data.jsonl").symlink_to(jsonl)

@@ -13,7 +13,7 @@ from PIL import Image
 
 from clirun import run_cli
 from lensbench.benchmarks.ivbench.benchmark import IVBench
-from lensbench.testing.video import write_test_video
+from lensbench.media.synth_video import write_test_video
 from lensbench.runtime.runner import RunSettings, run_benchmark
 from lensbench.testing.server import FakeOpenAIServer
 

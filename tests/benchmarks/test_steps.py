@@ -67,3 +67,28 @@ def test_replies_are_grouped_by_sample_not_by_position(name, tmp_path):
     assert missing.outcome == "error" and missing.error == "no reply" and missing.target == requests[0].meta["target"]
     failed = [r for r in in_order if r.sample_id in replies and not replies[r.sample_id].ok]
     assert failed and all(r.outcome == "error" and r.error == "HTTP 502" and r.labels for r in failed)
+
+
+def test_groundingme_expands_like_the_others(tmp_path):
+    """GroundingME has an ``expand`` step (35.5): ``--best-of N`` requests per item, each naming its item; the
+    base class's ``score`` groups the replies into one record per item, a failed sample never selected."""
+    from lensbench.benchmarks.context import RunContext
+
+    async def _never(requests, label):  # expand sends nothing
+        raise AssertionError("expand sent a request")
+
+    cls = get_benchmark("groundingme")
+    bench = cls(cls.Options(best_of=3))
+    samples = bench.load(cls.write_demo(tmp_path / "demo"))
+    ctx = RunContext(run_dir=tmp_path / "run", data_dir=tmp_path, seed=5, generate=_never, has_judge=False,
+                     model_name="m")
+    requests = bench.expand(samples, ctx)
+    assert len(requests) == 3 * len(samples) and len({r.id for r in requests}) == len(requests)
+    assert [r.meta["sample_id"] for r in requests] == [s.id for s in samples for _ in range(3)]
+    assert [r.params.seed for r in requests[:3]] == [5, 6, 7] and {r.params.temperature for r in requests} == {0.7}
+    box = samples[0].bbox
+    replies = {r.id: _reply(r.id, None if r.meta["sample_index"] == 0 else
+                            '{"bbox_2d": %s}' % [int(v) for v in box]) for r in requests}
+    records = bench.score(samples, list(reversed(requests)), replies)
+    assert [r.sample_id for r in records] == [s.id for s in samples]
+    assert records[0].extra["selected_index"] == 1 and records[0].scores["hit@0.5"]

@@ -214,7 +214,7 @@ def test_list_shows_every_registered_benchmark(contract_bench):
 
 
 #: a model that answers in the benchmark's reply format where ``random`` does not
-DEMO_MODEL = {"groundingme": 'constant:{"bbox_2d": [10, 10, 40, 40]}'}
+DEMO_MODEL = {"groundingme": 'constant:{"bbox_2d": [10, 10, 40, 40]}', "grounding-rej": 'constant:{"bbox_2d": null}'}
 
 
 @pytest.mark.parametrize("contract_bench", contract_names("demo"), indirect=True)

@@ -15,7 +15,7 @@ from lensbench.media.frame_cache import FrameCache, FrameSpec
 from lensbench.media.video import (VideoError, centers_indices, decode_all, fps_indices,
                                       frame_indices, linspace_indices, parse_rule, probe, read_frames,
                                       resize_short_side)
-from lensbench.testing.video import write_test_video
+from lensbench.media.synth_video import write_test_video
 
 
 def official_centers(n_frames: int, num: int) -> list[int]:

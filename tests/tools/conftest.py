@@ -7,10 +7,10 @@ import pytest
 
 @pytest.fixture(scope="session")
 def tiny_vlm(tmp_path_factory):
-    """``kind -> saved folder`` of :func:`lensbench.testing.tiny_vlm.save_tiny_vlm` (each built once)."""
+    """``kind -> saved folder`` of :func:`lensbench.tools.training.tiny_vlm.save_tiny_vlm` (each built once)."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from lensbench.testing.tiny_vlm import save_tiny_vlm
+    from lensbench.tools.training.tiny_vlm import save_tiny_vlm
 
     made: dict[str, object] = {}
 
@@ -27,6 +27,6 @@ def tiny_editor(tmp_path_factory):
     """A saved tiny Qwen-Image-Edit-Plus pipeline folder."""
     pytest.importorskip("torch")
     pytest.importorskip("diffusers")
-    from lensbench.testing.tiny_editor import save_tiny_editor
+    from lensbench.tools.training.tiny_editor import save_tiny_editor
 
     return save_tiny_editor(tmp_path_factory.mktemp("editor"))

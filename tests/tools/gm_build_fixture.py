@@ -1,4 +1,4 @@
-"""A scripted construction model for the scene of :mod:`lensbench.testing.gm_scene` (fake OpenAI server).
+"""A scripted construction model for the scene of :mod:`lensbench.tools.groundingme.demo_scene` (fake OpenAI server).
 
 The scripted model finds the red frame in each description image and names its corner in
 words, so every description is unique and shows where the red box was drawn.
@@ -13,7 +13,7 @@ import re
 
 from PIL import Image
 
-from lensbench.testing.gm_scene import CARS, CONES, FLAGS, KITE, make_scene  # noqa: F401 (re-exported)
+from lensbench.tools.groundingme.demo_scene import CARS, CONES, FLAGS, KITE, make_scene  # noqa: F401 (re-exported)
 
 WORDS = "zero one two three four five six seven eight nine".split()
 

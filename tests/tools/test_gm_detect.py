@@ -146,7 +146,7 @@ def test_build_with_tagger_and_groundingdino(tiny_gdino, tmp_path):
 
 
 def test_fake_server_rule_replies():
-    from lensbench.testing.gm_scene import DEMO_REPLIES
+    from lensbench.tools.groundingme.demo_scene import DEMO_REPLIES
     from lensbench.testing.server import rule_responder
 
     r = rule_responder(DEMO_REPLIES, "Yes")

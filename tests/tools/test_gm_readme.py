@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lensbench.cli.main import app
-from lensbench.testing.gm_scene import DEMO_REPLIES, make_scene
+from lensbench.tools.groundingme.demo_scene import DEMO_REPLIES, make_scene
 from lensbench.testing.server import FakeOpenAIServer, rule_responder
 
 README = Path(__file__).resolve().parents[2] / "src/lensbench/benchmarks/groundingme/README.md"
@@ -31,7 +31,7 @@ def test_readme_walkthrough_runs(tmp_path, monkeypatch):
     from lensbench.tools.review import ReviewDB
 
     lines = _walkthrough()
-    assert lines[0] == "python -m lensbench.testing.gm_scene demo"
+    assert lines[0] == "python -m lensbench.tools.groundingme.demo_scene demo"
     assert lines[1].startswith("python -m lensbench.testing.server --port 8123 --replies demo/replies.json")
     monkeypatch.chdir(tmp_path)
     make_scene("demo")

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFilter
 from typer.testing import CliRunner
 
-from lensbench.benchmarks.gobench.records import load_records
+from lensbench.benchmarks.gobench.load import load_records
 from lensbench.cli.main import app
 from lensbench.tools.gobench.filter import quality_metrics
 from lensbench.tools.gobench.server import collect_items

@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 from lensbench.cli.main import app
 from lensbench.tools.gobench.generate import FolderGenerator, OpenAIImagesGenerator, generate_all
 from lensbench.benchmarks.gobench.humans import ground_truth, read_rating_rows
-from lensbench.benchmarks.gobench.ratings_db import RatingsDB
-from lensbench.benchmarks.gobench.records import load_records
+from lensbench.tools.gobench.ratings_db import RatingsDB
+from lensbench.benchmarks.gobench.load import load_records
 from lensbench.tools.gobench.server import RatingServer, collect_items
 from lensbench.tools.gobench.summary import Source, summarize
 

@@ -17,8 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from lensbench.benchmarks.gobench.humans import read_rating_rows
-from lensbench.benchmarks.gobench.ratings_db import RatingsDB
-from lensbench.benchmarks.gobench.records import load_records
+from lensbench.tools.gobench.ratings_db import RatingsDB
+from lensbench.benchmarks.gobench.load import load_records
 from lensbench.cli.main import app
 from lensbench.tools.gobench.server import RatingServer, collect_items
 from tests.tools.test_gobench_gen import _mini_release

@@ -45,7 +45,7 @@ IMAGES = [{"id": f"img{i}", "image": f"coco/{i}.jpg",
 
 
 def _sources(root):
-    from lensbench.testing.video import write_test_video
+    from lensbench.media.synth_video import write_test_video
 
     for it in LLAVA_VIDEO:
         (root / "videos" / it["video"]).parent.mkdir(parents=True, exist_ok=True)

@@ -78,7 +78,7 @@ def _page(kind: str, tmp_path: Path):
         items = [ReviewItem(f"s{i}", (p,), info={"description": "d"}) for i, p in enumerate(paths)]
         return ReviewServer(items, db, roots=[data]), db, [it.key for it in items], {"verdict": "groundable"}, \
             "verdict"
-    from lensbench.benchmarks.gobench.ratings_db import RatingsDB
+    from lensbench.tools.gobench.ratings_db import RatingsDB
     from lensbench.tools.gobench.server import RateItem, RatingServer
 
     rdb = RatingsDB(tmp_path / "ratings.sqlite")
@@ -209,7 +209,7 @@ def test_groundingme_review_refuses_an_image_outside_the_build_folders(tmp_path,
 
 def test_gobench_rate_refuses_a_symlink_out_of_the_images_folder(tmp_path):
     from lensbench.core.errors import DataError
-    from lensbench.benchmarks.gobench.records import load_records
+    from lensbench.benchmarks.gobench.load import load_records
     from lensbench.tools.gobench.server import collect_items
     from tests.tools.test_gobench_gen import _mini_release
 

@@ -6,7 +6,7 @@ over several ``--base-url`` endpoints by least outstanding requests, an endpoint
 failing set aside for a while (:mod:`lensbench.backends.endpoints`). Every failure becomes a
 :class:`~lensbench.core.errors.TransportError`: timeouts, refused/dropped connections, HTTP 429
 (with Retry-After) and 5xx and malformed bodies are retryable; other 4xx are not. An empty answer
-(content ``""``, SPEC General rules) is not a failure: it is asked once more (a provider glitch
+(content ``""``, docs/protocol.md, general rules) is not a failure: it is asked once more (a provider glitch
 answers the second time), then returned as the model's answer ``""`` (:meth:`OpenAIChatBackend.generate`).
 
 HTTP: ``http://`` endpoints (local inference servers) go through the lean keep-alive client
@@ -188,7 +188,7 @@ class OpenAIChatBackend(Backend):
 
         An empty answer (:func:`is_empty_answer`) is asked once more at once; if that is empty
         too, or fails, the empty answer is returned: a model that stops at once does so again at
-        temperature 0, and its "" is its answer (SPEC General rules), never a server failure.
+        temperature 0, and its "" is its answer (docs/protocol.md, general rules), never a server failure.
         """
         body = await self.body_pieces(request)
         reply = await self._send(body)
@@ -275,7 +275,7 @@ def is_empty_answer(c: Completion) -> bool:
 def parse_chat_reply(status: int, text_body: str, retry_after: str | None, url: str) -> Completion:
     """A :class:`Completion` from an HTTP status and chat-completions body, or a TransportError.
 
-    SPEC General rules: 429/5xx, a body with an ``error`` object, or a 200 with no answer (content
+    docs/protocol.md, general rules: 429/5xx, a body with an ``error`` object, or a 200 with no answer (content
     null/absent or no choices) AND no reasoning AND a finish_reason other than "length" are server
     failures (retryable; an ``error`` outcome once retries run out). A reply cut by the token limit
     or with reasoning only IS the model's answer (text "" then), and so is an empty string (content

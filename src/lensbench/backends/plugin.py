@@ -5,7 +5,7 @@
 (None, a plain string), whose ``text`` is None or not a string, whose ``reasoning`` /
 ``finish_reason`` are not strings or None, or whose ``usage`` is not a dict, is a server failure of
 that request: a retryable :class:`~lensbench.core.errors.TransportError` (kind ``"malformed"``), so
-the engine retries it and then records an ``error`` outcome (SPEC General rules: a 200 reply with no
+the engine retries it and then records an ``error`` outcome (docs/protocol.md, general rules: a 200 reply with no
 answer is a server failure, never scored). An exception that is not a TransportError is one too
 (kind ``"other"``). An empty string is an answer, as from any server. Issue 30 item 5.
 """

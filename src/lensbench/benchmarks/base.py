@@ -74,7 +74,7 @@ class Benchmark(ABC):
     headline: ClassVar[str] = ""
     #: the leaderboard's cells: (metric, column, table category), each with its CI (:meth:`unit_tables`)
     headlines: ClassVar[tuple[Headline, ...]] = ()
-    #: what one resampled cluster of a CI is, in words (SPEC General rules: the largest independent cluster)
+    #: what one resampled cluster of a CI is, in words (docs/protocol.md: the largest independent cluster)
     cluster: ClassVar[str] = "sample"
     #: what one sample returned by :meth:`load` is, plural (coverage: ``"22/1,686 queries"``)
     load_unit: ClassVar[str] = "samples"
@@ -143,10 +143,17 @@ class Benchmark(ABC):
               ctx: RunContext | None = None) -> list[SampleRecord]:
         """The records of ``samples`` in their order: each sample's units (grouped by ``meta["sample_id"]``, in
         request order) with their replies (``{request.id: reply}``) go to :meth:`score_sample`."""
+        by_sample = self.pairs_by_sample(requests, replies)
+        return [rec for s in samples for rec in self.score_sample(s, by_sample.get(self.sample_id(s), []), ctx)]
+
+    @staticmethod
+    def pairs_by_sample(requests: Sequence[Request | Unsent], replies: dict[str, StoredResponse]
+                        ) -> dict[str, list[tuple[Request | Unsent, StoredResponse | None]]]:
+        """``{meta["sample_id"]: [(unit, its reply or None), ...]}`` in request order (unsent units: None)."""
         by_sample: dict[str, list[tuple[Request | Unsent, StoredResponse | None]]] = defaultdict(list)
         for u in requests:
             by_sample[u.meta["sample_id"]].append((u, replies.get(u.id) if isinstance(u, Request) else None))
-        return [rec for s in samples for rec in self.score_sample(s, by_sample.get(self.sample_id(s), []), ctx)]
+        return dict(by_sample)
 
     def score_sample(self, sample: Any, pairs: list[tuple[Request | Unsent, StoredResponse | None]],
                      ctx: RunContext | None) -> list[SampleRecord]:

@@ -6,7 +6,7 @@ traceback and never silently turned into text. Example message::
 
     questions.json [field 'data[3].data_id']: expected a path string or a [rgb, thermal] pair of strings, got a number
 
-Media paths named by a data file must resolve inside the data folder (SPEC, General rules):
+Media paths named by a data file must resolve inside the data folder (docs/protocol.md, general rules):
 :func:`inside` refuses absolute paths, ``..`` escapes and symlinks pointing out, so a crafted data
 file cannot make lensbench upload an arbitrary readable file. :func:`missing_media` is the one
 missing-media rule (clear error with counts unless ``--skip-missing``).
@@ -133,7 +133,7 @@ def inside(root: str | Path, rel: str, file, field: str, base: str | Path | None
     Raises DataError naming ``file``/``field`` for an absolute path (POSIX or Windows style), a
     path with ``..`` that leaves ``root``, or one that leads out of ``root`` through a symlink.
     A path that does not exist but stays inside ``root`` is returned (the caller reports missing
-    media). SPEC General rules: media paths named by a data file must resolve inside the data folder.
+    media). docs/protocol.md, general rules: media paths named by a data file must resolve inside the data folder.
     """
     if _absolute(rel):
         raise DataError(file, f"media path {rel!r} is absolute; it must be relative to the data folder {root}",

@@ -4,7 +4,7 @@ A benchmark states its :class:`Layout` (``Benchmark.layout``, in its own folder)
 Hugging Face dataset or a GitHub repository archive, at a pinned revision where one is known), single
 files fetched from the official GitHub repository at a pinned commit when the hub copy lacks them, and
 the file sets a complete data folder holds (glob patterns relative to the folder, with the release's
-counts). Sources: SPEC.md (the protocol contract) and ``../shared/data/SOURCES.md`` (repos and commits).
+counts). Sources: each benchmark's README (its release, repository and commit) and docs/protocol.md.
 
 Revisions: a 40-hex commit is pinned; ``"main"`` is resolved to the hub's commit at download time and
 that commit is recorded in the folder's manifest (``lensbench-data.json``).
@@ -72,7 +72,7 @@ class Source:
 
 @dataclass(frozen=True)
 class Release:
-    """The size of the official release, as a run's coverage counts it (SPEC General rules: "A run's coverage
+    """The size of the official release, as a run's coverage counts it (docs/protocol.md: "A run's coverage
     is counted against the release ..., never against its own folder").
 
     ``clusters`` ``cluster_what`` (plural; the CI's resampled cluster: RGB-Th-Bench's 29 scenes) and

@@ -35,11 +35,11 @@ def tiny_cmd(kind: Annotated[str, typer.Argument(help=" | ".join(TINY))],
 
     try:
         if kind == "qwen-image-edit":
-            from lensbench.testing.tiny_editor import save_tiny_editor
+            from lensbench.tools.training.tiny_editor import save_tiny_editor
 
             save_tiny_editor(out, seed)
         elif kind in TINY:
-            from lensbench.testing.tiny_vlm import save_tiny_vlm
+            from lensbench.tools.training.tiny_vlm import save_tiny_vlm
 
             save_tiny_vlm(kind, out, seed=seed)
         else:

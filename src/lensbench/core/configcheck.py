@@ -1,6 +1,6 @@
 """Checks on user-written config documents: unknown keys (with the nearest valid one) and secrets.
 
-Two rules every config reader applies before anything is sent (SPEC: bad input is refused naming
+Two rules every config reader applies before anything is sent (docs/protocol.md: bad input is refused naming
 the file and field; DESIGN: secrets come from the environment, never written to run folders):
 
 * :func:`unknown_key` — a key that is not a field is refused with the closest field name

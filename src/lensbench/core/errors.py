@@ -33,7 +33,7 @@ class TransportError(LensbenchError):
     ``retryable`` says whether the engine should try again; ``retry_after`` (seconds) is the
     server's Retry-After when it sent one; ``kind`` is what failed: ``"refused"`` (nothing listens /
     DNS), ``"timeout"``, ``"http"`` (status code), ``"malformed"`` (unreadable body), ``"empty"`` (a
-    200 with no answer: SPEC General rules) or ``"other"``; ``url``: the endpoint (shown redacted);
+    200 with no answer: docs/protocol.md, general rules) or ``"other"``; ``url``: the endpoint (shown redacted);
     ``status``: the HTTP status code of a ``"http"`` failure (None otherwise). Never scored as an answer.
     """
 

@@ -161,6 +161,6 @@ def count_outcomes(records: Iterable[SampleRecord]) -> dict[str, int]:
 
 
 def count_empty_replies(records: Iterable[SampleRecord]) -> int:
-    """Scored records whose model answered with an empty string and no reasoning (SPEC General rules:
+    """Scored records whose model answered with an empty string and no reasoning (docs/protocol.md, general rules:
     the model's own answer, scored as a reply with no answer in it and counted apart, never dropped)."""
     return sum(1 for r in records if r.outcome != "error" and r.reply == "" and not r.reasoning)

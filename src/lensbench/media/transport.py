@@ -1,6 +1,6 @@
 """Images for transport: prepared once per image, off the event loop, ahead of need, as JSON fragments.
 
-SPEC General rules: an image is sent as the released file's own bytes (the model sees exactly the
+docs/protocol.md, general rules: an image is sent as the released file's own bytes (the model sees exactly the
 published image) unless a size limit is asked (``--image-max-side``) or its format is one servers
 do not take (anything but JPEG, PNG, WebP, GIF) or another format is forced (``--image-format
 jpeg|png``); only then is it decoded and re-encoded. Which happened is recorded

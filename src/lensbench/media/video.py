@@ -1,6 +1,6 @@
 """Video frame sampling with PyAV: indices by rule, seek-based decoding, short-side resize, disk cache.
 
-IV-Bench (SPEC §3; paper Sec. 4.1) feeds each model N uniformly sampled frames (default 32).
+IV-Bench (IV-Bench README, Protocol; paper Sec. 4.1) feeds each model N uniformly sampled frames (default 32).
 The official loader (``video_bench/models/*.py`` of multimodal-art-projection/IV-Bench,
 ``get_index``) takes the centre of each of N equal segments over the frame indices
 ``[0, n_frames - 1]``; that is rule ``centers`` here. ``linspace`` (N evenly spaced indices

@@ -80,8 +80,8 @@ def incomplete_notes(results: Sequence[RunResult], body: Callable[[RunResult], s
 
 
 def empty_notes(results: Sequence[RunResult], scored_as: str) -> str:
-    """One sentence per run whose model answered with an empty string (``counts["n_empty"]``; SPEC
-    General rules): counted apart, kept as the model's answer and scored as ``scored_as`` says
+    """One sentence per run whose model answered with an empty string (``counts["n_empty"]``;
+    docs/protocol.md, general rules): counted apart, kept as the model's answer and scored as ``scored_as`` says
     (e.g. "Fail (non-compliance)"), never dropped. Empty when no run has one."""
     return "".join(f"Run {r.run_dir or r.model}: {n} empty repl{'y' if n == 1 else 'ies'} (the model answered with "
                    f"an empty string; an API reply is re-asked once first): kept as the model's answer and "

@@ -2,7 +2,7 @@
 
 ``lensbench compare RUN_A RUN_B`` and the viewer's comparison tab read this. Each run is scored
 exactly as its own result scores it (its benchmark's unit tables, the ones its result comes from), on the
-units both runs scored (SPEC General rules); the statistics are those of
+units both runs scored (docs/protocol.md, general rules); the statistics are those of
 :mod:`lensbench.scoring.paired` over the benchmark's clusters (bootstrap CI of A - B,
 permutation p-value, seeded). Runs that differ in a protocol setting are compared all the same,
 with a note naming the settings; a perturbed run and its unperturbed twin (``--perturb``, only that setting

@@ -1,6 +1,6 @@
 """What a run covers of its benchmark's release, computed once per run and read by every surface.
 
-SPEC General rules: "A run's coverage is counted against the release (scenes, images, videos, samples of
+docs/protocol.md, general rules: "A run's coverage is counted against the release (scenes, images, videos, samples of
 the full benchmark), never against its own folder; demo data is never the benchmark." The release's size is
 the benchmark's (``Benchmark.layout.release``, :class:`lensbench.benchmarks.layout.Release`, e.g.
 RGB-Th-Bench 29 scenes / 1,624 questions); a run's scored clusters and samples are counted from its records

@@ -75,7 +75,7 @@ def run_cis(run: LoadedRun) -> dict[tuple[str, str], tuple[float, float]]:
     """``{(metric, column): (low, high)}``: the run's 95% CIs as its ``result.json`` stores them (``ci``;
     tables with a setting, e.g. an IV-Bench sweep point, left out), else drawn once with the benchmark's
     default design (its cluster, 2,000 resamples, seed 0). A column resting on fewer than
-    :data:`~lensbench.scoring.agreement.MIN_CLUSTERS` clusters has no entry (SPEC: too few clusters)."""
+    :data:`~lensbench.scoring.agreement.MIN_CLUSTERS` clusters has no entry (docs/protocol.md: too few clusters)."""
     block = run.result.ci if run.result is not None else None
     out: dict[tuple[str, str], tuple[float, float]] = {}
     if isinstance(block, dict) and isinstance(block.get("tables"), dict):

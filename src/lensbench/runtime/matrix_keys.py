@@ -50,8 +50,8 @@ def config_reference() -> str:
     lines = [
         "# `lensbench eval` config keys",
         "",
-        "Generated from the config models (`lensbench eval --keys` prints this; `tests/runtime/test_eval_keys.py` "
-        "keeps this file equal to it). A config is TOML (`.toml`) or YAML (`.yaml`, `lensbench[yaml]`). Every "
+        "Generated from the config models (`lensbench eval --keys` prints this; "
+        "`tests/runtime/test_user_path_runtime.py` keeps this file equal to it). A config is TOML (`.toml`) or YAML (`.yaml`, `lensbench[yaml]`). Every "
         "unknown key is refused with the nearest valid one; a key naming a secret is refused anywhere; paths are "
         "relative to the config file.",
         "",

@@ -266,7 +266,7 @@ def _score(run: _Run, records: list, noted: dict[str, Any]) -> RunResult:
     s, bench = run.settings, run.bench
     metrics, counts = bench.aggregate(records, noted)
     if n_empty := count_empty_replies(r for r in records if isinstance(r, SampleRecord)):
-        counts["n_empty"] = n_empty  # the model's own "" answers, scored and counted apart (SPEC)
+        counts["n_empty"] = n_empty  # the model's own "" answers, scored and counted apart (docs/protocol.md)
     write_samples(run.out, records)
     extra = _errors(records)
     if extra.get("first_error") and all(b.recorded for b in run.backends.values()):

@@ -1,7 +1,7 @@
 """Does a run agree with a published value? A test of ``run = paper`` that counts both estimates' noise, and
 an equivalence test (two one-sided tests, TOST) at a stated margin.
 
-SPEC General rules (reproduction verdicts). Under H0 "same model, same items", the paper's printed value is
+docs/protocol.md, general rules (reproduction verdicts). Under H0 "same model, same items", the paper's printed value is
 itself an estimate over the same items with the same design (RGB-Th-Bench: 29 scenes; IF-Bench: images;
 IV-Bench: videos; GOBench: images; GroundingME: samples), so the difference ``d = run - paper`` has twice
 the run's sampling variance. Two methods, chosen per cell by :func:`agreement`:

@@ -17,17 +17,19 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 from lensbench.core.errors import ConfigError
 
-__all__ = ["Box", "BBOX_FORMATS", "find_key_boxes", "box_from_value", "iou", "center_in_box", "smart_resize",
+__all__ = ["Box", "BboxFormat", "BBOX_FORMATS", "find_key_boxes", "box_from_value", "iou", "center_in_box", "smart_resize",
            "to_original_pixels", "from_original_pixels", "scale_box"]
 
 Box = tuple[float, float, float, float]
 
 #: Coordinate conventions understood by :func:`to_original_pixels` (see the module docstring).
-BBOX_FORMATS: tuple[str, ...] = ("abs", "abs-resized", "rel1000", "rel1", "yxyx1000")
+#: a model's box convention (the type of a ``--bbox-format`` option)
+BboxFormat = Literal["abs", "abs-resized", "rel1000", "rel1", "yxyx1000"]
+BBOX_FORMATS: tuple[str, ...] = get_args(BboxFormat)
 
 _NUM = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _NUMERIC_LIST = re.compile(r"[\s\[\]\(\),\"']*(?:" + _NUM + r"[\s\[\]\(\),\"']*)*")

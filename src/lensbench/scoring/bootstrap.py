@@ -8,7 +8,7 @@ GroundingME sample, a GOBench image), pooled over *columns* (skills, dimensions,
 * ``macro``: ``r_c = N_c / D_c`` per column, averaged within each column *group*, then over
   groups (e.g. IF-Bench Avg = mean over languages of the mean over dimensions).
 
-Units are not independent: they share an image, a scene, a video. SPEC General rules: a CI
+Units are not independent: they share an image, a scene, a video. docs/protocol.md, general rules: a CI
 resamples the largest independent *cluster* of each benchmark (RGB-Th-Bench the scene, IF-Bench
 the image, IV-Bench the video, GOBench the image, GroundingME the sample), all its units together.
 A :class:`UnitTable` holds per-unit numerators/denominators and each unit's cluster; the bootstrap
@@ -47,7 +47,7 @@ __all__ = ["UnitTable", "Interval", "Design", "bootstrap_ci", "bootstrap_stats",
 
 #: resamples of every CI, p-value and paired CI unless the user asks for another count
 from lensbench.scoring.defaults import DEFAULT_RESAMPLES  # noqa: E402 - one definition, numpy-free
-#: fewest clusters a CI or p-value needs to be printed (SPEC General rules: "below 10 clusters print 'too few
+#: fewest clusters a CI or p-value needs to be printed (docs/protocol.md: "below 10 clusters print 'too few
 #: clusters (n)' instead"); the one place every CI and paired p of the reports, the viewer and reproduce reads it
 MIN_CLUSTERS = 10
 
@@ -80,7 +80,7 @@ def method_key(method: str) -> str:
 
 @dataclass(frozen=True)
 class Design:
-    """How every interval of a report was drawn: recorded beside each CI (SPEC General rules).
+    """How every interval of a report was drawn: recorded beside each CI (docs/protocol.md, general rules).
 
     ``cluster``: what one resampled cluster is (``"scene"``); ``n_resamples`` >= 1; ``seed``; ``level``
     in (0, 1); ``method``: the words of :data:`METHODS` (default :data:`METHOD`); ``min_clusters``: no CI

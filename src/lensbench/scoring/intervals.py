@@ -6,7 +6,7 @@
 (:meth:`lensbench.benchmarks.base.Benchmark.unit_tables`: ``QAcc``, ``accuracy#2``, ...). Computed once
 per run with the default design; a report asking for the same design reads it instead of resampling
 (issue 25: statistics computed once and cached per run). A category with a value but fewer than
-``min_clusters`` clusters has null bounds and is listed in ``too_few_clusters`` (SPEC General rules).
+``min_clusters`` clusters has null bounds and is listed in ``too_few_clusters`` (docs/protocol.md, general rules).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Statistics shared by every benchmark: means over present values, correlations, binomial thresholds.
 
 Pure Python (no scipy: it is the optional ``stats`` extra, and these are on the core report path).
-Each function states the scipy call it matches; tests/scoring/test_metrics_scipy.py checks them
+Each function states the scipy call it matches; tests/scoring/test_metrics_pure.py checks them
 against scipy when it is installed.
 """
 

@@ -1,7 +1,7 @@
 """Paired comparison of two runs on the same clusters: CI of A - B and a permutation p-value.
 
 Both runs are scored exactly as their own results score them (their own :class:`UnitTable`),
-on the units both scored (SPEC General rules): a unit one run failed is left out of both; a cell
+on the units both scored (docs/protocol.md, general rules): a unit one run failed is left out of both; a cell
 (unit, column) counts only when both runs scored it. The resampled unit is the cluster
 (:mod:`lensbench.scoring.bootstrap`).
 
@@ -23,7 +23,7 @@ on the units both scored (SPEC General rules): a unit one run failed is left out
   independent scene-swap test on real recorded RGB-Th-Bench replies.
 
 Below :data:`lensbench.scoring.bootstrap.MIN_CLUSTERS` clusters there is neither CI nor p
-(``PairedResult.too_few``; SPEC General rules).
+(``PairedResult.too_few``; docs/protocol.md, general rules).
 
 Why hand-vectorised rather than ``scipy.stats.permutation_test``: see
 :mod:`lensbench.scoring.bootstrap` (import cost; one matrix product per category).

@@ -1,6 +1,6 @@
 """Reply clean-up and answer parsers shared by benchmarks. No ``eval`` of model output anywhere.
 
-SPEC General rules: reasoning traces (``<think>...</think>``, GLM's
+docs/protocol.md, general rules: reasoning traces (``<think>...</think>``, GLM's
 ``<|begin_of_box|>...<|end_of_box|>``) are kept raw in the per-sample log and stripped before
 parsing.
 """
@@ -42,7 +42,7 @@ _YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 def parse_yes_no(text: str | None) -> str | None:
     """``"Yes"``, ``"No"`` or ``None`` (no answer = Fail) from a reply.
 
-    RGB-Th-Bench Sec. 3.3 / SPEC §2: case-insensitive WHOLE-WORD match after
+    RGB-Th-Bench Sec. 3.3 / RGB-Th-Bench README, Protocol: case-insensitive WHOLE-WORD match after
     :func:`strip_reasoning`; when both words occur, the earlier one wins. "know" or "Nobody"
     do not count as "no" (the third-party scorer's substring rule is not copied).
     """

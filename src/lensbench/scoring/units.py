@@ -2,7 +2,7 @@
 
 A benchmark states its headline metrics and builds them once, as
 :class:`~lensbench.scoring.bootstrap.UnitTable` s from its own sample records (``benchmarks/<name>/units.py``):
-its aggregate reads the values from them and its CIs resample them (SPEC General rules: the
+its aggregate reads the values from them and its CIs resample them (docs/protocol.md, general rules: the
 largest independent cluster). This module holds only what those builders share: :class:`Headline`
 (a leaderboard cell), the row helpers and :func:`make_table`. Records with outcome ``error``
 never count.

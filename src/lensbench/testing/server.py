@@ -148,7 +148,7 @@ class FakeOpenAIServer:
             raise asyncio.CancelledError()
         if fault == "malformed":
             return web.Response(text='{"choices": [{"message": ', content_type="application/json")
-        if fault == "null_content":  # a 200 with no answer: a server failure (SPEC General rules)
+        if fault == "null_content":  # a 200 with no answer: a server failure (docs/protocol.md, general rules)
             return web.json_response({"id": "x", "object": "chat.completion", "model": body.get("model", "fake"),
                                       "choices": [{"index": 0, "message": {"role": "assistant", "content": None},
                                                    "finish_reason": "stop"}]})

@@ -2,10 +2,10 @@
 answer agreement, means, and the counts.
 
 Reads only :class:`~lensbench.core.records.SampleRecord` fields written by
-:meth:`lensbench.benchmarks.gobench.benchmark.GOBench.score`: ``outcome``, ``scores``
+:meth:`lensbench.benchmarks.gobench.benchmark.GOBench.scored`: ``outcome``, ``scores``
 (``authenticity`` / ``aesthetics`` / ``fidelity`` and ``sps_<dim>``), ``target`` (human scores),
 ``answer`` (``answers``), ``labels["category"]`` and ``extra`` (``q_agree``, ``parse_method``,
-``gt_incomplete``, ``load_info`` on the first record).
+``gt_incomplete``); what loading counted comes apart (``Loaded.counts``, the ``load_info`` argument).
 
 Who enters what: only ``scored`` records have scores. ``unparseable`` records are counted and
 excluded from every dimension (as VLMEvalKit excludes its failed rows); ``error`` records
@@ -86,9 +86,9 @@ def aggregate_records(records: list[SampleRecord], load_info: dict[str, Any] | N
     ``n_with_gt``, ``n_without_gt``, ``parse_methods``, ``n_records_total``,
     ``n_images_missing``, ``human_ratings``, ``n_gt_unmatched_keys``, ``per_category`` (and
     ``n_gt_incomplete`` when some ground truth lacked a field under ``--parser vlmevalkit``).
-    ``load_info`` is used when no record carries ``extra["load_info"]``.
+    ``load_info``: what loading counted (``Loaded.counts`` of the benchmark's ``load``).
     """
-    info = next((r.extra.get("load_info") for r in records if r.extra.get("load_info")), None) or load_info or {}
+    info = load_info or {}
     ok = [r for r in records if r.outcome == "scored"]
     with_gt = [r for r in ok if has_sps(r)]
     cat_of = {id(r): r.labels.get("category") for r in records}

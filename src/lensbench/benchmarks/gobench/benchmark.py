@@ -1,8 +1,8 @@
 """GOBench (Zhu et al. 2025): the MLLM as optical critic of GOBench-Gen-1k images (understanding task).
 
-Protocol (SPEC §4; paper Sec. 2.2-2.3, Table 3); see README.md in this folder for the whole story.
+Protocol (README "Protocol"; paper Sec. 2.2-2.3, Table 3); see README.md in this folder for the whole story.
 
-* load: ``data_total.json`` (999 records) with images resolved (:mod:`.records`) and human ground
+* load: ``data_total.json`` (999 records) with images resolved (:mod:`.load`) and human ground
   truth attached (``--human-ratings``: VLMEvalKit ``GOBench.tsv``, a ratings CSV or a ``lensbench
   gobench rate`` database; :mod:`.humans`). Records whose image is absent are skipped and counted
   (``--no-skip-missing`` refuses instead, with the counts).
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -37,15 +37,13 @@ from lensbench.benchmarks.gobench.aggregate import aggregate_records
 from lensbench.benchmarks.gobench.parse_paper import ParsedReply, parse_reply
 from lensbench.benchmarks.gobench.parse_vlmevalkit import parse_reply_vlmevalkit, vlmevalkit_gt_complete
 from lensbench.benchmarks.gobench.prompts import CriticAnswerSpace, critic_prompt, load_prompt
-from lensbench.benchmarks.gobench.records import (CATEGORIES, DELTA_MAX, DIMENSIONS, GORecord, HumanGT,
-                                                  find_records_file, load_records, one_per_scenario)
+from lensbench.benchmarks.gobench.load import load_gobench
+from lensbench.benchmarks.gobench.records import DELTA_MAX, DIMENSIONS, GORecord, HumanGT
 from lensbench.benchmarks.gobench.report import render_tables
 from lensbench.benchmarks.gobench.sps import sps
 from lensbench.benchmarks.gobench.units import CLUSTER, HEADLINES, sps_table
 from lensbench.scoring.bootstrap import UnitTable
 from lensbench.scoring.units import nonempty
-from lensbench.benchmarks.fields import missing_media
-from lensbench.core.errors import ConfigError, DataError
 from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse, TextPart
@@ -111,13 +109,13 @@ class GOBench(Benchmark):
                                    "come from GOBench.tsv); --no-skip-missing makes them an error")
         image_cache: Optional[str] = Field(default=None, description="where images from GOBench.tsv are written "
                                            "(default: GOBench_images/ beside the TSV)")
-        prompt_style: str = Field(default="official", description="official (authors' JSON critic prompt, text then "
+        prompt_style: Literal["official", "vlmevalkit"] = Field(default="official", description="official (authors' JSON critic prompt, text then "
                                   "image) or vlmevalkit (VLMEvalKit SYS + TSV question, image first)")
-        parser: str = Field(default="paper", description="reply reader: paper (JSON answers summed, ratings 1-5; "
+        parser: Literal["paper", "vlmevalkit"] = Field(default="paper", description="reply reader: paper (JSON answers summed, ratings 1-5; "
                             "default) or vlmevalkit (VLMEvalKit's GOBenchDataset.evaluate: stated 'Total Score', "
                             "free-text ratings, incomplete ground-truth rows excluded)")
         delta_max: float = Field(default=DELTA_MAX, gt=0, description="SPS maximum permissible difference (paper: 0.5)")
-        layout: str = Field(default="release", description="release (<category>/<N.M>.png, 999 images) or scenario "
+        layout: Literal["release", "scenario"] = Field(default="release", description="release (<category>/<N.M>.png, 999 images) or scenario "
                             "(<category>/<N>.png, one image per scenario as 'lensbench gobench generate' writes)")
         ratings_generator: Optional[str] = Field(default=None, description="use only this generator's ratings from a "
                                                  "ratings file that holds several")
@@ -139,58 +137,10 @@ class GOBench(Benchmark):
 
     # ----------------------------------------------------------------- load
     def load(self, data_dir: Path) -> Loaded:
-        """Records of ``data_total.json`` with images resolved and human ground truth attached; counts (the
-        load info): records in the file, the records file, images missing, loaded, ground-truth matching.
-
-        Raises DataError naming the file/field for bad records, a missing image (with
-        ``--no-skip-missing``), an image path leaving the data folder, no image at all, or
-        unreadable ratings; ConfigError for bad
-        option values.
-        """
-        o = self.options
-        if o.parser not in ("paper", "vlmevalkit"):
-            raise ConfigError(f"--parser must be paper or vlmevalkit, got {o.parser!r}")
-        if o.prompt_style not in ("official", "vlmevalkit"):
-            raise ConfigError(f"--prompt-style must be official or vlmevalkit, got {o.prompt_style!r}")
-        path = find_records_file(Path(data_dir))
-        images_dir = Path(o.images_dir) if o.images_dir else None
-        if images_dir is not None and not images_dir.is_dir():
-            raise DataError(images_dir, "--images-dir is not a folder")
-        if o.layout not in ("release", "scenario"):
-            raise ConfigError(f"--layout must be release or scenario, got {o.layout!r}")
-        records = load_records(path, images_dir)
-        if o.layout == "scenario":
-            records = one_per_scenario(records, images_dir or path.parent, path)
-        n_all = len(records)
-        if o.categories:
-            keep = {c.strip() for c in o.categories.split(",") if c.strip()}
-            unknown = keep - set(CATEGORIES)
-            if unknown:
-                raise ConfigError(f"--categories: unknown {sorted(unknown)}; known: {', '.join(CATEGORIES)}")
-            records = [r for r in records if r.category in keep]
-        info: dict[str, Any] = {"n_records_total": n_all, "records_file": str(path)}
-        if o.human_ratings:
-            from lensbench.benchmarks.gobench.humans import attach_human_gt
-
-            hp = Path(o.human_ratings)
-            records, found = attach_human_gt(hp, records, image_cache=Path(o.image_cache) if o.image_cache else None,
-                                             generator=o.ratings_generator)
-            info.update(found)
-        missing = [r for r in records if r.image_path is None]
-        if len(missing) < len(records):  # none at all: the layout hint below
-            missing_media(path, [m.image for m in missing], len(records), "records", images_dir or path.parent,
-                          skip=o.skip_missing)
-        present = [r for r in records if r.image_path is not None]
-        if not present:
-            raise DataError(images_dir or path.parent, f"none of the {len(records)} records' images was found "
-                            "(expected <category>/<N.M>.png, e.g. direct_light_images/1.1.png)", field="image")
-        if o.prompt_style == "vlmevalkit":
-            noq = [r.index for r in present if not r.tsv_question]
-            if noq:
-                raise ConfigError(f"--prompt-style vlmevalkit needs the TSV's question cells (--human-ratings "
-                                  f"GOBench.tsv); {len(noq)} record(s) have none, e.g. {noq[0]}")
-        info.update(n_images_missing=len(missing), n_loaded=len(present))
-        return Loaded(present, info)
+        """Records of ``data_total.json`` with images resolved and human ground truth attached, and
+        ``Loaded.counts``: records in the file, the records file, images missing, loaded, ground-truth matching
+        (:func:`.load.load_gobench`, which names the errors raised)."""
+        return load_gobench(Path(data_dir), self.options)
 
     @classmethod
     def write_demo(cls, root: Path) -> Path:
@@ -282,21 +232,11 @@ class GOBench(Benchmark):
         return SampleRecord.from_reply(self.name, request.id, request, reply, labels=dict(m["labels"]),
                                        target=m["target"], **self.score_one(sample, reply.text))
 
-    def score(self, samples: Sequence[GORecord], requests: Sequence[Request], replies: dict[str, StoredResponse],
-              ctx: RunContext | None = None) -> list[SampleRecord]:
-        """One :class:`SampleRecord` per image (see the module docstring); the first carries
-        ``extra["load_info"]`` (what loading counted: records in the release, images missing, ground-truth
-        matching; ``ctx.counts``)."""
-        out = super().score(samples, requests, replies, ctx)
-        if out:
-            out[0].extra["load_info"] = dict(ctx.counts) if ctx is not None else {}
-        return out
-
     # ------------------------------------------------------- aggregate, tables
     def aggregate(self, records: list[SampleRecord], noted: Mapping[str, Any] | None = None
                   ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """See :func:`lensbench.benchmarks.gobench.aggregate.aggregate_records` (the load info ``noted`` is read
-        where no record carries it)."""
+        """See :func:`lensbench.benchmarks.gobench.aggregate.aggregate_records`; ``noted`` = what loading counted
+        (``Loaded.counts`` of :meth:`load`)."""
         return aggregate_records(records, dict(noted or {}), overall_metric=self.options.parser == "vlmevalkit")
 
     def tables(self, results: Sequence[RunResult], fmt: str = "md", with_paper: bool = False) -> str:

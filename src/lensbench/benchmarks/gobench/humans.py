@@ -34,11 +34,11 @@ from typing import Any
 from lensbench.core.csvsafe import read_csv
 from lensbench.core.errors import DataError
 from lensbench.benchmarks.gobench.parse_paper import normalize_answer
-from lensbench.benchmarks.gobench.ratings_db import FIELDS, QFIELDS, RatingRow, RatingsDB
+from lensbench.benchmarks.gobench.ratings import FIELDS, QFIELDS, RatingRow, read_store_rows
 from lensbench.benchmarks.gobench.records import GORecord, HumanGT
 from lensbench.benchmarks.gobench.sps import authenticity_score
 
-__all__ = ["attach_human_gt", "RatingRow", "RatingsDB", "read_rating_rows", "ground_truth", "read_vlmevalkit_tsv", "match_record",
+__all__ = ["attach_human_gt", "RatingRow", "read_rating_rows", "ground_truth", "read_vlmevalkit_tsv", "match_record",
            "load_human_gt", "QFIELDS", "FIELDS", "is_vlmevalkit_tsv", "tsv_rating_rows"]
 
 _ALIASES = {
@@ -79,11 +79,7 @@ def read_rating_rows(path: str | Path) -> list[RatingRow]:
     with path.open("rb") as fh:
         head = fh.read(16)
     if head.startswith(b"SQLite format 3"):
-        db = RatingsDB(path)
-        try:
-            return db.rows()
-        finally:
-            db.close()
+        return read_store_rows(path)
     return _csv_rating_rows(path)
 
 

@@ -12,7 +12,7 @@
   included).
 
 lensbench parses the raw reply with the run's ``--parser`` (the paper's rules by default; ``vlmevalkit``
-reproduces VLMEvalKit's reading of the same replies, SPEC §4).
+reproduces VLMEvalKit's reading of the same replies, GOBench README).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class GOBenchMap(InteropMap):
     benchmark = "gobench"
     columns = ("question", "answer")
     doc_fields = ("index", "question", "answer")
-    extraction = "the run's GOBench reply parser (--parser: paper by default, or vlmevalkit; SPEC §4)"
+    extraction = "the run's GOBench reply parser (--parser: paper by default, or vlmevalkit; GOBench README)"
 
     def unit(self, row: dict[str, Any]) -> Unit:
         """The image named by ``index`` (module docstring); ValueError for an empty index."""

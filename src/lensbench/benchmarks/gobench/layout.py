@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lensbench.benchmarks.gobench.records import find_records_file, load_records
+from lensbench.benchmarks.gobench.load import find_records_file, load_records
 from lensbench.benchmarks.layout import FileSet, GitFile, Layout, Release, Source
 
 __all__ = ["LAYOUT", "count_release", "absent_media"]

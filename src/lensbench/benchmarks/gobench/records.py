@@ -1,4 +1,4 @@
-"""GOBench records: constants, the per-image record, ground-truth holder and the release loader.
+"""GOBench records: constants, the per-image record and the ground-truth holder (the loader: :mod:`.load`).
 
 Sources (paper = ``seeds/GOBench.md``, arXiv 2506.00991):
 
@@ -11,17 +11,11 @@ Sources (paper = ``seeds/GOBench.md``, arXiv 2506.00991):
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, replace
-from pathlib import Path
-
-from lensbench.benchmarks.fields import inside, want_obj, want_str
-from lensbench.core.errors import DataError
+from dataclasses import dataclass
 
 __all__ = [
-    "one_per_scenario",
     "ANSWERS", "POINTS", "DIMENSIONS", "DIM_TITLES", "CATEGORIES", "DELTA_MAX",
-    "GORecord", "HumanGT", "load_records", "find_records_file", "split_questions", "scenario_of",
+    "GORecord", "HumanGT", "split_questions", "scenario_of",
 ]
 
 #: The three answers to an Optical Authenticity question (Sec. 2.2), canonical spelling.
@@ -36,8 +30,6 @@ DIM_TITLES = {"authenticity": "Authenticity", "aesthetics": "Aesthetics", "fidel
 CATEGORIES = {"direct_light_images": "Direct", "reflect_light_images": "Reflect", "refracted_light_images": "Refracted"}
 #: Eq. 1's maximum permissible absolute difference.
 DELTA_MAX = 0.5
-
-_REQUIRED = ("index", "category", "image", "prompt", "Questions_reality")
 
 
 @dataclass(frozen=True)
@@ -115,74 +107,3 @@ def split_questions(text: str) -> tuple[str, ...]:
             q = q.split(". ", 1)[1]
         out.append(q)
     return tuple(out)
-
-
-def find_records_file(data_dir: Path) -> Path:
-    """``data_total.json`` under ``data_dir`` (the release's ``data`` folder or the repo root).
-
-    Raises DataError naming ``data_dir`` when neither ``data_dir/data_total.json`` nor
-    ``data_dir/data/data_total.json`` exists (or ``data_dir`` is the file itself).
-    """
-    d = Path(data_dir)
-    if d.is_file():
-        return d
-    for cand in (d / "data_total.json", d / "data" / "data_total.json"):
-        if cand.is_file():
-            return cand
-    raise DataError(d, "no data_total.json here or in data/ (expected the GOBench release's data folder)")
-
-
-def load_records(path: Path, images_dir: Path | None = None) -> list[GORecord]:
-    """Parse ``data_total.json`` into records, resolving each image against ``images_dir``
-    (default: the file's folder, as the release lays it out: ``<data>/<category>/<N.M>.png``).
-
-    A missing image leaves ``image_path=None`` (the caller decides whether that is an error).
-    Raises DataError naming the file and field for invalid JSON, a missing field or one of the
-    wrong type (:mod:`lensbench.benchmarks.fields`), an ``image`` path that resolves outside the
-    image folder, a question list that does not have 5 questions, or a duplicated ``index``.
-    """
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(path, f"not valid JSON: {exc}") from None
-    if not isinstance(data, list):
-        raise DataError(path, "expected a JSON list of records")
-    base = Path(images_dir) if images_dir is not None else path.parent
-    out: list[GORecord] = []
-    seen: set[str] = set()
-    for i, r in enumerate(data):
-        where = f"[{i}]"
-        want_obj(r, path, where)
-        for k in _REQUIRED:
-            if k not in r:
-                raise DataError(path, "missing field", field=f"{where}.{k}")
-            want_str(r[k], path, f"{where}.{k}", nonempty=True)
-        title = want_str(r.get("title", ""), path, f"{where}.title")
-        if r["index"] in seen:
-            raise DataError(path, f"duplicate index {r['index']!r}", field=f"{where}.index")
-        seen.add(r["index"])
-        qs = split_questions(r["Questions_reality"])
-        if len(qs) != 5:
-            raise DataError(path, f"expected 5 reality questions, found {len(qs)}", field=f"{where}.Questions_reality")
-        img_rel = r["image"].replace("\\", "/")
-        p = inside(base, img_rel, path, f"{where}.image")
-        scen, var = scenario_of(img_rel)
-        out.append(GORecord(index=r["index"], category=r["category"], image=img_rel, title=title,
-                            prompt=r["prompt"], questions=qs, scenario=scen, variant=var,
-                            image_path=str(p) if p.is_file() else None))
-    return out
-
-
-def one_per_scenario(records: list[GORecord], base: Path, path: Path) -> list[GORecord]:
-    """``--layout scenario``: one record per scenario (its first), its image ``<category>/<N>.png`` under
-    ``base`` (as ``lensbench gobench generate`` writes it; ``image_path`` None when absent), index
-    ``<category>_<N>``. Raises DataError naming ``path`` for an image path that leaves ``base``."""
-    reps: dict[str, GORecord] = {}
-    for r in records:
-        if r.scenario not in reps:
-            img = f"{r.scenario}.png"
-            p = inside(base, img, path, "image (--layout scenario)")
-            reps[r.scenario] = replace(r, index=r.scenario.replace("/", "_"), image=img, variant="",
-                                       image_path=str(p) if p.is_file() else None)
-    return list(reps.values())

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from lensbench.benchmarks.gobench.records import CATEGORIES, find_records_file, load_records
+from lensbench.benchmarks.gobench.load import find_records_file, load_records
+from lensbench.benchmarks.gobench.records import CATEGORIES
 from lensbench.core.resources import read_json
 from lensbench.report.datastats import DatasetStats, StatTable, count_table
 

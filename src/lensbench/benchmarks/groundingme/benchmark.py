@@ -1,6 +1,6 @@
 """GroundingME (Li et al., arXiv 2512.17495): visual grounding with rejection.
 
-Protocol (SPEC §5; paper Sec. 3.3, 4.2, 5.2, 5.3, Appendix A-B); the pieces live beside this
+Protocol (README "Protocol"; paper Sec. 3.3, 4.2, 5.2, 5.3, Appendix A-B); the pieces live beside this
 module: :mod:`.data` (HF parquet / Arrow / VLMEvalKit TSV), :mod:`.images` (the sent image,
 ``--max-pixels``), :mod:`.prompts` (Table 9, image first; greedy; ``max_tokens`` 20480),
 :mod:`.parse` (strict ``bbox_2d`` parse), :mod:`.compat` (the official scorers' rules,
@@ -10,7 +10,6 @@ module: :mod:`.data` (HF parquet / Arrow / VLMEvalKit TSV), :mod:`.images` (the 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Optional
@@ -33,7 +32,7 @@ from lensbench.core.extras import Requirement
 from lensbench.core.hashing import prime_sha256
 from lensbench.core.records import SampleRecord
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse
-from lensbench.scoring.bbox import BBOX_FORMATS
+from lensbench.scoring.bbox import BboxFormat
 from lensbench.scoring.bootstrap import UnitTable
 from lensbench.scoring.units import nonempty
 from lensbench.benchmarks.groundingme.layout import LAYOUT
@@ -91,7 +90,7 @@ class GroundingME(Benchmark):
     class Options(BaseModel):
         """GroundingME options (``lensbench run groundingme --help``)."""
 
-        bbox_format: str = Field(default="abs", description="model's box convention: abs (pixels of the image sent), "
+        bbox_format: BboxFormat = Field(default="abs", description="model's box convention: abs (pixels of the image sent), "
                                  "abs-resized (Qwen2.5-VL smart-resized pixels), rel1000 (Qwen3-VL), rel1, "
                                  "yxyx1000 (Gemini [y1,x1,y2,x2])")
         skip_missing: bool = Field(default=False, description="run the samples whose image file exists (TSV "
@@ -119,13 +118,6 @@ class GroundingME(Benchmark):
         resize_max_pixels: int = Field(default=12845056, ge=1, description="abs-resized: smart-resize max_pixels")
         blind: bool = Field(default=False, description="send the Table 9 prompt without the image (a language-prior "
                             "baseline; boxes are read in the original image's frame)")
-
-        @field_validator("bbox_format")
-        @classmethod
-        def _fmt(cls, v: str) -> str:
-            if v not in BBOX_FORMATS:
-                raise ValueError(f"bbox_format must be one of {', '.join(BBOX_FORMATS)}, got {v!r}")
-            return v
 
         @field_validator("bon_judge")
         @classmethod
@@ -171,28 +163,34 @@ class GroundingME(Benchmark):
             raise ConfigError(f"--image-max-side re-scales the image after GroundingME's own downscaling, so "
                               f"--bbox-format {o.bbox_format} boxes could not be mapped back; use --max-pixels instead")
 
-    async def evaluate(self, samples: Sequence[GMSample], ctx: RunContext) -> list[SampleRecord]:
-        """Prepare images, send N requests per item (image first, then the Table 9 prompt), parse and
-        score; for N > 1 with a judge, the knockout picks each item's record (``ctx.judged``). One record
-        per item.
+    def expand(self, samples: Sequence[GMSample], ctx: RunContext) -> list[Request]:
+        """The images prepared (:func:`.images.prepare_images`: ``--max-pixels`` downscaling, into
+        ``ctx.media_dir``) and hashed once, then :meth:`requests`: ``--best-of`` requests per item, the image
+        first, then the Table 9 prompt.
 
-        Raises ConfigError for inconsistent options (see the messages)."""
+        Raises ConfigError for inconsistent options (see :meth:`_check`)."""
         self._check(ctx)
-        images = await asyncio.to_thread(prepare_images, samples, ctx.media_dir, self.options.max_pixels)
-        await asyncio.to_thread(prime_sha256, (images[s.id].path for s in samples))
-        requests, replies = await self.send(self.requests(samples, images, ctx), ctx)  # type: ignore[assignment]
-        if self.options.best_of > 1 and self.options.bon_judge:
-            by_id = {s.id: s for s in samples}
-            pairs: dict[str, list] = {}
-            for r in requests:
-                pairs.setdefault(r.meta["sample_id"], []).append((r, replies.get(r.id)))
-            cands = {sid: self.candidates(by_id[sid], ps) for sid, ps in pairs.items()}
-            parts = {sid: (ps[0][0].images[0], ps[0][0].messages[0].parts[-1].text) for sid, ps in pairs.items()}
-            ctx.judged.update(await run_tournament(samples, cands, replies, parts, ctx, mode=self.judge_mode,
-                                                   retries=self.options.judge_retries, n=self.options.best_of,
-                                                   bench_name=self.name,
-                                                   swap=self.options.bon_judge_order == "swapped"))
-        return self.score(samples, requests, replies, ctx)
+        images = prepare_images(samples, ctx.media_dir, self.options.max_pixels)
+        prime_sha256(images[s.id].path for s in samples)
+        return self.requests(samples, images, ctx)
+
+    async def evaluate(self, samples: Sequence[GMSample], ctx: RunContext) -> list[SampleRecord]:
+        """expand -> engine -> score (:meth:`Benchmark.evaluate`); with ``--best-of N --bon-judge MODE`` the
+        Sec. 5.2 knockout (:func:`.best_of_n.run_tournament`) first picks each item's record
+        (``ctx.judged``). One record per item."""
+        if not (self.options.best_of > 1 and self.options.bon_judge):
+            return await super().evaluate(samples, ctx)
+        requests, replies = await self.send(self.expand(samples, ctx), ctx)
+        by_id = {s.id: s for s in samples}
+        pairs = self.pairs_by_sample(requests, replies)
+        cands = {sid: self.candidates(by_id[sid], ps) for sid, ps in pairs.items()}
+        parts = {sid: (ps[0][0].images[0], ps[0][0].messages[0].parts[-1].text) for sid, ps in pairs.items()}
+        ctx.judged.update(await run_tournament(samples, cands, replies, parts, ctx, mode=self.judge_mode,
+                                               retries=self.options.judge_retries, n=self.options.best_of,
+                                               bench_name=self.name, swap=self.options.bon_judge_order == "swapped"))
+        records = self.score(samples, requests, replies, ctx)
+        self.finish(records, ctx)
+        return records
 
     def requests(self, samples: Sequence[GMSample], images: dict[str, PreparedImage], ctx: RunContext) -> list[Request]:
         """``--best-of`` requests per item (id :func:`.best_of_n.candidate_id`): the prepared image, then the
@@ -234,7 +232,9 @@ class GroundingME(Benchmark):
 
     def score_sample(self, sample: GMSample, pairs: list, ctx: RunContext | None) -> list[SampleRecord]:
         """One record per item from its selected sample: the knockout's winner (``ctx.judged``), else the first
-        valid one of several (the record shows it; Table 4 needs only the candidates), else the only one."""
+        valid one of several (the record shows it; Table 4 needs only the candidates), else the only one. The
+        pairs are put in ``sample_index`` order first, whatever order they come in."""
+        pairs = sorted(pairs, key=lambda p: p[0].meta["sample_index"])
         cands = self.candidates(sample, pairs)
         ko = ctx.judged.get(sample.id) if ctx is not None else None
         if ko is not None:

@@ -1,6 +1,6 @@
 """GroundingME data loaders: HF parquet shards, ``datasets`` Arrow files, VLMEvalKit's TSV.
 
-Layouts (SPEC §5 "Data"): HF ``lirang04/GroundingME`` split ``test`` (parquet with ``id``,
+Layouts (GroundingME README, Protocol (Data)): HF ``lirang04/GroundingME`` split ``test`` (parquet with ``id``,
 ``image`` (HF Image struct), ``description``, ``bbox`` [x1, y1, x2, y2] original pixels or null,
 ``subtask_l1``, ``subtask_l2``, ``width``, ``height``), the same as a ``datasets`` cache /
 ``save_to_disk`` folder (Arrow IPC streams), or VLMEvalKit's ``groundingme.tsv`` (``index``,
@@ -209,7 +209,7 @@ def load_tsv(path: Path) -> list[GMSample]:
             if "image" in names and row.get("image"):
                 src = ImageSource("tsv", str(path), row=i, key=key)
             else:
-                rel = row.get("image_path") or ""  # SPEC: must resolve inside the TSV's folder
+                rel = row.get("image_path") or ""  # docs/protocol.md: must resolve inside the TSV's folder
                 p = inside(path.parent, rel, path, f"row {i} (index {key}).image_path") if rel else path.parent
                 src = ImageSource("file", str(p))
             rec = {"id": row.get("id") or key, "description": row["question"], "bbox": row["answer"],
@@ -337,7 +337,7 @@ def _image_cell_bytes(cell: Any, parquet: Path, s: GMSample) -> bytes:
     if isinstance(cell, dict):
         if cell.get("bytes"):
             return bytes(cell["bytes"])
-        if cell.get("path"):  # SPEC: a path named by the data must resolve inside its folder
+        if cell.get("path"):  # docs/protocol.md: a path named by the data must resolve inside its folder
             cand = inside(parquet.parent, str(cell["path"]), parquet, f"sample {s.id!r} image.path")
             if cand.is_file():
                 return cand.read_bytes()

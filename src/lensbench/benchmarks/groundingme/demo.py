@@ -6,6 +6,9 @@ the box ``[x1, y1, x2, y2]`` in pixels or empty, ``width``, ``height``, ``subtas
 ``subtask_l2``), so no parquet reader (pyarrow) is needed. Each image holds a few coloured
 shapes; the description names one of them (its box is the answer) or, for the Rejection items,
 a shape the image does not hold.
+
+:func:`write_items_demo` writes the same kind of images in the ``grounding-rej`` variant's own format
+(``items.jsonl`` + ``images/``; :mod:`.rejection_set`), for ``lensbench data demo grounding-rej DIR``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ from PIL import Image, ImageDraw
 
 from lensbench.benchmarks.groundingme.taxonomy import L2_ORDER
 
-__all__ = ["write_demo"]
+__all__ = ["write_demo", "write_items_demo", "ITEMS_DEMO_SETS"]
+
+#: the sets of :func:`write_items_demo` (``set`` of its items): positives, then negatives
+ITEMS_DEMO_SETS = ("demo_val", "demo_rej_val")
 
 _COLOURS = {"red": (220, 40, 40), "green": (40, 170, 60), "blue": (40, 80, 220), "yellow": (230, 210, 40)}
 _SHAPES = ("square", "circle")
@@ -63,4 +69,28 @@ def write_demo(root: str | Path, seed: int = 0) -> Path:
                     desc, answer = f"the {colour} {shape}", json.dumps(box)
                 w.writerow([i, base64.b64encode(jpeg).decode("ascii"), desc, answer, 160, 120, l1, l2])
                 i += 1
+    return root
+
+
+def write_items_demo(root: str | Path, n: int = 12, seed: int = 0) -> Path:
+    """Write ``root/items.jsonl`` and ``root/images/<i>.jpg`` (160 x 120): ``n`` items alternating a positive
+    (the description names a drawn shape; ``bbox`` its box in pixels; set ``demo_val``) and a negative (a colour
+    the image does not hold; ``bbox`` null; set ``demo_rej_val``), the format :mod:`.rejection_set` reads.
+    Returns ``root``."""
+    from lensbench.benchmarks.groundingme.items import write_items_file
+
+    root = Path(root)
+    (root / "images").mkdir(parents=True, exist_ok=True)
+    rnd = random.Random(seed)
+    items = []
+    for i in range(n):
+        jpeg, objs = _image(rnd)
+        (root / "images" / f"{i}.jpg").write_bytes(jpeg)
+        colour, shape, box = objs[0]
+        neg = i % 2 == 1
+        if neg:
+            colour = next(c for c in _COLOURS if c not in {o[0] for o in objs})
+        items.append({"id": f"demo-{i}", "image": f"images/{i}.jpg", "description": f"the {colour} {shape}",
+                      "bbox": None if neg else box, "width": 160, "height": 120, "set": ITEMS_DEMO_SETS[int(neg)]})
+    write_items_file(root / "items.jsonl", items)
     return root

@@ -12,7 +12,7 @@
 
 A row answers the sample whose id it names, and only if its description occurs in that sample's prompt.
 Both harnesses extract the box themselves (several coordinate readings, best IoU kept); lensbench parses the
-raw reply with its own rule (``bbox_2d`` JSON, the run's ``--bbox-format``; SPEC §5).
+raw reply with its own rule (``bbox_2d`` JSON, the run's ``--bbox-format``; GroundingME README, Protocol).
 """
 
 from __future__ import annotations

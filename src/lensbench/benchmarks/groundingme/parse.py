@@ -1,4 +1,4 @@
-"""Reading GroundingME replies (SPEC §5 "Parse") and the best-of-N judges' verdicts."""
+"""Reading GroundingME replies (GroundingME README, Protocol (Parse)) and the best-of-N judges' verdicts."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class ParsedBox:
 
 
 def parse_bbox_reply(text: str | None) -> ParsedBox:
-    """Parse a GroundingME reply (SPEC §5 "Parse"; our strict rule).
+    """Parse a GroundingME reply (GroundingME README, Protocol (Parse); our strict rule).
 
     Strips the reasoning trace (:func:`lensbench.scoring.text.strip_reasoning`) and code fences,
     then finds every ``bbox_2d`` key (JSON, single-quoted or unquoted keys; ``null``/``None``;

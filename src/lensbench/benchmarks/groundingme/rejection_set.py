@@ -1,6 +1,9 @@
-"""Grounding with rejection on any set of (image, description, box-or-null) items: GroundingME's
-in-domain evaluation of the data-mixture study (paper Sec. 5.3, Tab. 5: RefCOCOg_val positives,
-RefCOCOg_rej_val negatives built the same way as the training negatives).
+"""``grounding-rej``: a documented variant of GroundingME (README "The grounding-rej variant"), registered
+under its own name. Grounding with rejection on any set of (image, description, box-or-null) items:
+GroundingME's in-domain evaluation of the data-mixture study (paper Sec. 5.3, Tab. 5: RefCOCOg_val
+positives, RefCOCOg_rej_val negatives built the same way as the training negatives). It stays in
+GroundingME's folder because its prompt, parse, scoring and paper table (Tab. 5, in :mod:`.reproduce`)
+are GroundingME's; it has its own demo data (:func:`.demo.write_items_demo`).
 
 Everything but loading and aggregation is GroundingME's (:class:`.benchmark.GroundingME`): the
 Table 9 prompt after the image, greedy decoding, the strict ``bbox_2d`` parse, ``--bbox-format``,
@@ -121,6 +124,15 @@ class GroundingRejectionSet(GroundingME):
     def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
         """Acc@0.5 of positives, negatives and their mean (:func:`macro_table`)."""
         return nonempty({"Acc@0.5": macro_table(records)})
+
+    @classmethod
+    def write_demo(cls, root: Path) -> Path:
+        """A generated ``items.jsonl`` + ``images/`` in this variant's own format
+        (:func:`lensbench.benchmarks.groundingme.demo.write_items_demo`; not GroundingME's TSV, which
+        :meth:`load` does not read)."""
+        from lensbench.benchmarks.groundingme.demo import write_items_demo
+
+        return write_items_demo(root)
 
     def load(self, data_dir: Path) -> Loaded:
         """:func:`load_items` of ``data_dir``."""

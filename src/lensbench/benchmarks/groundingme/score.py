@@ -1,6 +1,6 @@
 """Scoring one GroundingME reply and turning the chosen reply into a :class:`SampleRecord`.
 
-Strict rule (default; SPEC §5 "Parse" and "Metrics"): the reply is read by
+Strict rule (default; GroundingME README, Protocol (Parse, Metrics)): the reply is read by
 :func:`~lensbench.benchmarks.groundingme.parse.parse_bbox_reply` in the declared
 ``--bbox-format`` and mapped to original pixels. A positive item is correct at threshold t iff
 IoU >= t (the official scorers' ``>=``, so an IoU of exactly 0.5 is a hit); a Rejection item is

@@ -1,6 +1,6 @@
 """GroundingME's unit table: Acc@0.5 per L-2 category, each sample its own cluster.
 
-Paper Table 3 and SPEC §5: a sample is right at IoU 0.5 (``hit_at(scores, 0.5)``: IoU >= 0.5, a
+Paper Table 3 and GroundingME README, Protocol: a sample is right at IoU 0.5 (``hit_at(scores, 0.5)``: IoU >= 0.5, a
 Rejection item right iff rejected; in ``--official-compat`` mode the official rule's IoU); an L-1
 category and Total pool their samples (sample-weighted, not means of the L-2 columns). Rows: the
 scored samples (an ``error`` never counts); cluster: the sample. Columns: ``L1/L2`` as first seen.

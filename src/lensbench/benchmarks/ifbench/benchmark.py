@@ -1,6 +1,6 @@
 """IF-Bench (Zhang et al.): infrared image understanding, with its full evaluation protocol.
 
-Protocol (SPEC §1; paper Sec. 3.3, Sec. 4.1, Appendix B and D; official code
+Protocol (IF-Bench README, Protocol; paper Sec. 3.3, Sec. 4.1, Appendix B and D; official code
 ``github.com/casiatao/IF-Bench`` ``evaluate/bench_evaluate.py`` at commit 8c49d8b). The pieces:
 
 * :mod:`.data` — the loader (``if_bench.json`` + image folders -> :class:`Question`).
@@ -296,7 +296,7 @@ class IFBench(Benchmark):
                 answer = res.verdict
             else:
                 extra["note"] = "parser answered F" if res.verdict == "F" else "invalid parser reply"
-        empty = reading.note == EMPTY_REPLY  # the model's answer, with no letter in it: wrong (SPEC General rules)
+        empty = reading.note == EMPTY_REPLY  # the model's answer, with no letter in it: wrong (docs/protocol.md)
         outcome = "wrong" if empty else "unparseable" if answer is None else "correct" if answer == m["target"] \
             else "wrong"
         return SampleRecord.from_reply(self.name, request.id, request, reply, answer=answer, outcome=outcome,

@@ -1,6 +1,6 @@
 """IF-Bench loader: ``if_bench.json`` and the image folders -> :class:`Question` samples.
 
-Data layout (SPEC §1; official release github.com/casiatao/IF-Bench ``evaluate/if_bench/``):
+Data layout (IF-Bench README, Protocol; official release github.com/casiatao/IF-Bench ``evaluate/if_bench/``):
 ``if_bench.json`` = ``{dimension: [record]}`` (680 four-option questions on 499 infrared images,
 10 dimensions); record fields ``dataset``, ``dst_thermal_path`` (file name under the image folder),
 ``question.{dimension, answer, en_question, en_options, cn_question, cn_options}``; ``pos_info``

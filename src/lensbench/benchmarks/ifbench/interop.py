@@ -1,7 +1,7 @@
 """How an IF-Bench request maps to a VLMEvalKit row / lmms-eval document (``predictions:FILE``, ``export``).
 
 Neither harness ships IF-Bench, so the layout is lensbench's, in VLMEvalKit's MCQ shape: one row per model
-call, i.e. per (question, language, rotation) of the circular evaluation (SPEC §1: 4 rotations x 2
+call, i.e. per (question, language, rotation) of the circular evaluation (IF-Bench README, Protocol: 4 rotations x 2
 languages = 8 rows per question; VLMEvalKit's own circular datasets number rotations ``index + k * 1e6``,
 here the rotation is a column). Columns: ``qid`` (the question id, e.g. ``SU-000``), ``language`` (``en`` /
 ``zh``), ``rotation`` (0-3), ``category`` (the dimension abbreviation), ``answer`` (the rotation's answer
@@ -23,7 +23,8 @@ class IFBenchMap(InteropMap):
 
     benchmark = "if-bench"
     columns = ("qid", "language", "rotation", "category", "answer", "image")
-    extraction = ("IF-Bench's hybrid judgment (an exact letter A-D, else the run's LLM answer parser, SPEC §1)")
+    extraction = ("IF-Bench's hybrid judgment (an exact letter A-D, else the run's LLM answer parser; README, "
+                  "Protocol)")
 
     def unit(self, row: dict[str, Any]) -> Unit:
         """Request ``<qid>/<language>/r<rotation>``; ValueError for an empty qid or a rotation not 0-3."""

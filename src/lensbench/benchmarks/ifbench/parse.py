@@ -1,6 +1,6 @@
 """Reading an IF-Bench answer letter from a model reply, and the parser's verdict from its reply.
 
-Two judgment modes (``--answer-parsing``; SPEC §1, paper Sec. 3.3 "Hybrid Correctness Judgment"):
+Two judgment modes (``--answer-parsing``; IF-Bench README, Protocol, paper Sec. 3.3 "Hybrid Correctness Judgment"):
 
 * ``hybrid`` (default): strip the reasoning trace; a reply that is exactly one letter A-D is the
   answer; anything else goes to the Fig. 11 LLM parser, whose verdict (A-D or F) is read by
@@ -49,7 +49,7 @@ def exact_letter(text: str | None) -> str | None:
     """The answer letter if the (already reasoning-stripped) reply is exactly one letter A-D.
 
     Allowed around the letter: whitespace, brackets ``(A)``/``[A]``, ``**A**``, a trailing
-    period. Upper case only (the prompt asks for an uppercase letter). Otherwise None (SPEC §1).
+    period. Upper case only (the prompt asks for an uppercase letter). Otherwise None (IF-Bench README, Protocol).
     """
     if not text:
         return None
@@ -152,7 +152,7 @@ def read_reply(text: str | None, mode: str) -> Reading:
         return Reading(letter, how)
     if not cleaned:
         # an empty reply (also nothing left after the reasoning) is the model's answer: wrong, and never sent to
-        # the parser, which could make up a letter for it (SPEC General rules; official bench_evaluate.py calls
+        # the parser, which could make up a letter for it (docs/protocol.md; official bench_evaluate.py calls
         # llm_check_infer only when len(output) >= 1, and "" never equals the answer)
         return Reading(None, note=EMPTY_REPLY)
     return Reading(None, parser_text=cleaned)

@@ -8,7 +8,7 @@ two languages. One unit = a (question, language) cell, left out when one of its 
 (``error``); ``unparseable`` counts as wrong. Cluster: the image (680 questions share 499
 images; a record naming no image is its question's own cluster).
 
-Labels read (written by :meth:`IFBench.records <lensbench.benchmarks.ifbench.benchmark.IFBench.records>`):
+Labels read (written by :meth:`IFBench.scored <lensbench.benchmarks.ifbench.benchmark.IFBench.scored>`):
 ``qid``, ``language``, ``dimension`` and ``extra["image"]``.
 """
 

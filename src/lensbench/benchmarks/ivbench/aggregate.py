@@ -1,6 +1,6 @@
 """IV-Bench metrics from SampleRecords: Table 2 accuracy per task, P-Avg / R-Avg / Overall, sweeps.
 
-Paper Table 2 and SPEC §3: accuracy (%) per task; P-Avg, R-Avg and Overall are sample-weighted
+Paper Table 2 and IV-Bench README, Protocol: accuracy (%) per task; P-Avg, R-Avg and Overall are sample-weighted
 (micro) means over the perception / reasoning / all scored items, not means of the task
 columns. Unparseable replies are scored wrong (counted); ``error`` records (transport failure,
 undecodable video) are left out of every score and counted.

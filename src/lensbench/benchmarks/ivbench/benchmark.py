@@ -1,6 +1,6 @@
 """IV-Bench (Ma et al., 2025): image-grounded video perception and reasoning, 10-way MCQ.
 
-Protocol (SPEC §3; paper Sec. 4.1, 4.3, Appendix C, Table 2; official code
+Protocol (IV-Bench README, Protocol; paper Sec. 4.1, 4.3, Appendix C, Table 2; official code
 github.com/multimodal-art-projection/IV-Bench ``inference.py``). One module per job:
 
 * :mod:`.data`: the jsonl loader and the missing-media check (``--skip-missing``);
@@ -40,7 +40,7 @@ from lensbench.benchmarks.ivbench.data import Query, check_media, find_question_
 from lensbench.benchmarks.ivbench.expand import OFFICIAL_MAX_TOKENS, Framing
 from lensbench.benchmarks.ivbench.parse import parse_choice
 from lensbench.benchmarks.ivbench.plot import plot_sweep
-from lensbench.benchmarks.ivbench.prompts import NO_FRAMES, NO_IMAGE, PATTERNS, TEXT_STYLES
+from lensbench.benchmarks.ivbench.prompts import NO_FRAMES, NO_IMAGE, Pattern, TextStyle
 from lensbench.benchmarks.ivbench.report import render_tables
 from lensbench.benchmarks.ivbench.sweep import sweep_configs
 from lensbench.benchmarks.ivbench.units import CLUSTER, HEADLINES, accuracy_tables, sweep_cells
@@ -120,10 +120,10 @@ class IVBench(Benchmark):
                                           "upscaled; default native); a comma list (72,108,144,240) sweeps")
         pairs: Optional[str] = Field(default=None, description="explicit FRAMESxRES sweep, e.g. 8x720,32x360, or "
                                      "'fig4b' for the equal-token pairs of Fig. 4(b); overrides --frames/--resolution")
-        pattern: str = Field(default="video-first", description="video-first (frames, image, text), image-first, "
+        pattern: Pattern = Field(default="video-first", description="video-first (frames, image, text), image-first, "
                              "text-only (no query image), no-video (image, text) or blind (text only): the last two "
                              "are the Sec. 2.3 quality-check baselines (videos still decoded: the same items)")
-        text_style: str = Field(default="official", description="official (prefix glued to question + '？', as the "
+        text_style: TextStyle = Field(default="official", description="official (prefix glued to question + '？', as the "
                                                                 "official code) or clean")
         skip_missing: bool = Field(default=False, description="run the items whose video and image exist; report "
                                    "how many were skipped (default: stop with an error listing them)")
@@ -172,19 +172,6 @@ class IVBench(Benchmark):
             parse_rule(v)
             return v.strip()
 
-        @field_validator("pattern")
-        @classmethod
-        def _pattern(cls, v: str) -> str:
-            if v not in PATTERNS:
-                raise ValueError(f"pattern must be one of {', '.join(PATTERNS)}, got {v!r}")
-            return v
-
-        @field_validator("text_style")
-        @classmethod
-        def _style(cls, v: str) -> str:
-            if v not in TEXT_STYLES:
-                raise ValueError(f"text_style must be official or clean, got {v!r}")
-            return v
 
     def __init__(self, options: BaseModel | None = None):
         super().__init__(options)

@@ -1,6 +1,6 @@
 """IV-Bench data: the 13 tasks, the question-file loader and the missing-media check.
 
-Release layout (SPEC §3; official repo ``dataset/test_data.jsonl``, HF ``m-a-p/IV-Bench``): one
+Release layout (IV-Bench README, Protocol; official repo ``dataset/test_data.jsonl``, HF ``m-a-p/IV-Bench``): one
 jsonl line per video ``{video_id: [query, ...]}``; each query has ``data_id``, ``image_name``,
 ``question``, ``question_type`` (13 tasks), ``granularity``, ``answer``, ``answer_location``,
 ``distractors``. Videos ``videos/<video_id>.mp4`` (YouTube, fetched by ``lensbench ivbench
@@ -161,7 +161,7 @@ def check_media(qfile: Path, queries: list[Query], videos: Path, images: Path, *
 
     Raises:
         DataError: naming ``qfile`` and the field when a video id or image name resolves outside
-            its folder (SPEC General rules); naming ``qfile`` with the number of queries lacking
+            its folder (docs/protocol.md, general rules); naming ``qfile`` with the number of queries lacking
             media, how many videos / images are missing from which folder (first three named),
             unless ``skip_missing``; and when no query at all has its media.
     """

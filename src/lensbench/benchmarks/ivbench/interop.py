@@ -5,7 +5,7 @@ Neither harness ships IV-Bench; the layout is lensbench's, in VLMEvalKit's MCQ s
 ``options`` (the shuffled, lettered options as sent, one ``x. text`` per line), ``answer`` (the letter). The
 row answers request ``id``, and only if its ``question`` occurs in that request's prompt. The options are
 shuffled per item with the run's seed, so a file answers a run with the same seed and option settings. The
-reply is read with IV-Bench's option-letter parser (SPEC §3; unparseable = wrong, counted).
+reply is read with IV-Bench's option-letter parser (IV-Bench README, Protocol; unparseable = wrong, counted).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class IVBenchMap(InteropMap):
 
     benchmark = "iv-bench"
     columns = ("id", "video_id", "category", "question", "options", "answer")
-    extraction = "IV-Bench's option-letter parser (SPEC §3)"
+    extraction = "IV-Bench's option-letter parser (IV-Bench README, Protocol)"
 
     def row(self, record: dict[str, Any]) -> dict[str, Any]:
         """The columns of an IV-Bench record."""

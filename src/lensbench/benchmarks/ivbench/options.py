@@ -1,4 +1,4 @@
-"""IV-Bench answer options: de-duplication, per-item shuffle, letters (SPEC §3).
+"""IV-Bench answer options: de-duplication, per-item shuffle, letters (IV-Bench README, Protocol).
 
 Official code (``inference.py`` of multimodal-art-projection/IV-Bench): options are
 ``distractors + [answer]`` (empty distractors dropped), shuffled, lettered with
@@ -55,7 +55,7 @@ def build_options(q: Query, seed: int) -> Choices:
     """Options of ``q``: de-duplicated ``distractors + [answer]`` shuffled by :func:`item_seed`.
 
     Texts are compared after ``str.strip()``: blank distractors are dropped (official code),
-    distractors equal to the answer or to an earlier distractor are dropped (SPEC §3); the first
+    distractors equal to the answer or to an earlier distractor are dropped (IV-Bench README, Protocol); the first
     occurrence's released text is kept unchanged. The list is permuted as
     ``random.Random(item_seed(seed, q)).shuffle`` permutes it and lettered a, b, ...
     """

@@ -1,7 +1,7 @@
 """IV-Bench answer parser: the chosen option letter of a reply, or None (never a guess).
 
-The official ``check_answer`` falls back to a random letter when nothing is found; SPEC general
-rules forbid that: an unreadable reply is ``unparseable`` (scored wrong and counted).
+The official ``check_answer`` falls back to a random letter when nothing is found; the general rules
+(docs/protocol.md) forbid that: an unreadable reply is ``unparseable`` (scored wrong and counted).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""IV-Bench request text: Appendix C prefix + question + options + instruction (SPEC §3).
+"""IV-Bench request text: Appendix C prefix + question + options + instruction (IV-Bench README, Protocol).
 
 Templates are data files beside this module (``prompts/video_first.txt``, ``image_first.txt``,
 ``mcq.txt``), verbatim from the official ``inference.py`` (``IV_PROMPT_VIDEO_FIRST``,
@@ -7,20 +7,26 @@ Templates are data files beside this module (``prompts/video_first.txt``, ``imag
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from lensbench.benchmarks.ivbench.data import Query
 from lensbench.benchmarks.ivbench.options import Choices
 from lensbench.core.resources import read_text
 
-__all__ = ["PATTERNS", "NO_FRAMES", "NO_IMAGE", "TEXT_STYLES", "format_duration", "build_text"]
+__all__ = ["Pattern", "PATTERNS", "NO_FRAMES", "NO_IMAGE", "TextStyle", "TEXT_STYLES", "format_duration", "build_text"]
 
 #: Image orders of Sec. 4.3.1: frames+image+text, image+frames+text, frames+text (no image); and the
 #: round-2 quality check's baselines (Sec. 2.3: "any query that can be resolved without the reference image
 #: or video is ... removed"): image+text (no video) and text alone (blind). Ours: the paper runs no such pattern.
-PATTERNS = ("video-first", "image-first", "text-only", "no-video", "blind")
+#: the inference pattern (the type of ``--pattern``)
+Pattern = Literal["video-first", "image-first", "text-only", "no-video", "blind"]
+PATTERNS: tuple[str, ...] = get_args(Pattern)
 #: patterns that send no frames (the video is still decoded: the same items as a video run) / no query image
 NO_FRAMES = ("no-video", "blind")
 NO_IMAGE = ("text-only", "blind")
-TEXT_STYLES = ("official", "clean")
+#: the question text style (the type of ``--text-style``)
+TextStyle = Literal["official", "clean"]
+TEXT_STYLES: tuple[str, ...] = get_args(TextStyle)
 
 
 def _template(name: str) -> str:

@@ -1,6 +1,6 @@
 """IV-Bench's unit tables: Table 2 accuracy, one table per frames/resolution configuration, the video as cluster.
 
-Paper Table 2 and SPEC §3: accuracy (%) per task; P-Avg, R-Avg and Overall are sample-weighted
+Paper Table 2 and IV-Bench README, Protocol: accuracy (%) per task; P-Avg, R-Avg and Overall are sample-weighted
 (micro) over the perception / reasoning / all scored queries, not means of the task columns. Rows:
 the scored queries (an ``error`` record, a failed call or an undecodable video, never counts);
 cluster: the video. In a sweep the first configuration's table is ``accuracy`` (as

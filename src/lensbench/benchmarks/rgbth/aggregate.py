@@ -2,7 +2,7 @@
 
 Source: paper Sec. 3.4 (QAcc = % questions right; SAcc = % (scene, skill) units with ALL their
 questions right), Table 3 (per prompt group = mean of its skills; Overall = mean of the 14
-skills; "Statistically Significant" row, p < 0.05), SPEC §2.
+skills; "Statistically Significant" row, p < 0.05), RGB-Th-Bench README, Protocol.
 """
 
 from __future__ import annotations

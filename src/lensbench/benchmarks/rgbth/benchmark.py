@@ -1,6 +1,6 @@
 """RGB-Th-Bench (Moshtaghi et al.): yes/no questions on RGB and RGB-thermal pairs.
 
-Protocol (SPEC §2; paper Sec. 3.2-3.4, Table 3, Fig. 4-5; see README.md beside this file):
+Protocol (RGB-Th-Bench README, Protocol; paper Sec. 3.2-3.4, Table 3, Fig. 4-5; see README.md beside this file):
 
 * Data: ``Source */<scene>/questions.json``, one item per (scene, skill) (:mod:`.data`).
 * 14 paper skills (1,624 questions on 29 pairs) by default; the two "Text Reference" skills in

@@ -1,6 +1,6 @@
 """RGB-Th-Bench release loader: skills, prompt groups, input modes and the (scene, skill) units.
 
-Source: SPEC §2; paper Sec. 3.2 (the 14 skills and their abbreviations, Fig. 4-5) and Sec. 3.3
+Source: RGB-Th-Bench README, Protocol; paper Sec. 3.2 (the 14 skills and their abbreviations, Fig. 4-5) and Sec. 3.3
 (the two prompt groups); release layout ``Source */<scene>/questions.json`` =
 ``{"data": [item]}`` with ``data_id``, ``data_type``, ``skill_type``, ``QAs``.
 """

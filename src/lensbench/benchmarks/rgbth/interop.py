@@ -4,7 +4,7 @@ Neither harness ships RGB-Th-Bench; the layout is lensbench's, in VLMEvalKit's y
 question asked, ``id`` = the request id (``<Source N/scene>/<skill abbreviation>/<question number>``),
 ``scene``, ``skill``, ``question``, ``answer`` (Yes / No). The row answers request ``id``, and only if its
 ``question`` occurs in that request's prompt (else the question is missing, never wrong). The reply is read
-with the paper's whole-word yes/no rule (SPEC §2). The third-party result files stay their own replay format.
+with the paper's whole-word yes/no rule (README, Protocol). The third-party result files stay their own replay format.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class RGBThMap(InteropMap):
 
     benchmark = "rgb-th-bench"
     columns = ("id", "scene", "skill", "question", "answer")
-    extraction = "RGB-Th-Bench's whole-word yes/no rule (SPEC §2)"
+    extraction = "RGB-Th-Bench's whole-word yes/no rule (RGB-Th-Bench README, Protocol)"
 
     def row(self, record: dict[str, Any]) -> dict[str, Any]:
         """The columns of an RGB-Th-Bench record."""

@@ -5,7 +5,7 @@ vlm_response_raw, ...}``. A reply is matched on (``Source N/scene`` folder, skil
 occurrence), the key :meth:`RGBThBench.expand <lensbench.benchmarks.rgbth.benchmark.RGBThBench.expand>`
 puts in ``meta["replay_match"]``. A reply starting with ``Error:`` is a recorded transport error, and a
 null reply a recorded server failure: both are replayed as errors, never as answers; an empty string
-is the model's answer "" (SPEC General rules). A question recorded once but asked twice has no reply
+is the model's answer "" (docs/protocol.md, general rules). A question recorded once but asked twice has no reply
 for its second ask (an error, never a copy of the first reply).
 
 The file's input protocol is recorded: files written by the third-party ``benchmark_thermal*.py``

@@ -49,7 +49,7 @@ def apply_agreement(cell: Cell, result: Agreement | str, caveats: Sequence[str] 
 
 
 def decide(equivalent: Sequence[bool], pvalues: Sequence[float], alpha: float = ALPHA) -> tuple[list[str], list[float]]:
-    """The verdicts of one family of tested cells (the rule of SPEC General rules): Holm-adjusted p-values
+    """The verdicts of one family of tested cells (the rule of docs/protocol.md, general rules): Holm-adjusted p-values
     over the family; ``consistent`` when equivalent (TOST), else ``differs`` when the adjusted p < alpha,
     else ``inconclusive``. Returns ``(verdicts, adjusted p)`` in the input order."""
     adj = holm(list(pvalues)) if pvalues else []

@@ -1,6 +1,6 @@
 """What ``lensbench reproduce`` computes: cells with verdicts, sections, claim tests, the report.
 
-Verdict words (:data:`VERDICTS`, SPEC General rules; :mod:`lensbench.scoring.agreement`):
+Verdict words (:data:`VERDICTS`, docs/protocol.md, general rules; :mod:`lensbench.scoring.agreement`):
 ``consistent`` (equivalent within the stated margin: the 90% interval of run - paper, both estimates'
 noise counted, lies inside [-margin, +margin], two one-sided tests), ``differs`` (run = paper rejected
 after Holm's correction within the table or figure), ``inconclusive`` (neither), ``not comparable``

@@ -135,7 +135,7 @@ class Paper:
     from an artifact's ``settings`` ran another setting); ``free``: {benchmark: options that never make
     a run another setting (the model's own conventions, e.g. a box format)}; ``headline``: {benchmark:
     (table key, category)} of the score used for accuracy vs tokens; ``tables``: extra metric tables
-    beyond :func:`lensbench.scoring.units.unit_tables` (``(benchmark, records, unit tables) -> {key:
+    beyond :meth:`lensbench.benchmarks.base.Benchmark.unit_tables` (``(benchmark, records, unit tables) -> {key:
     UnitTable}``, e.g. IF-Bench's strict score); ``models``: paper model names a run may be
     matched to besides the rows' (named in claims); ``notes``: lines printed under the title;
     ``blockers``: ``run view -> [reasons]`` the paper's own reasons a run is not its measurement beyond

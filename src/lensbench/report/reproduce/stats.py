@@ -12,7 +12,7 @@ value", within-run contrasts, Holm's correction and a trend test.
   dependency: ``statsmodels.stats.multitest.multipletests`` is the library implementation but pulls
   statsmodels, pandas and patsy (~60 MB) into an install that otherwise needs numpy only, and scipy has
   no Holm (``scipy.stats.false_discovery_control`` is Benjamini-Hochberg/Yekutieli).
-  tests/report/reproduce/test_stats.py checks it against hand-computed values and an enumeration
+  tests/report/test_reproduce_stats.py checks it against hand-computed values and an enumeration
   definition.
 * :func:`trend`: Page's L test (``scipy.stats.page_trend_test``) over clusters x ordered settings.
 """

@@ -4,7 +4,7 @@ Each flag is a named rule with its threshold as a module constant (issue 34, par
 
 * ``contradictory-duplicate``: two or more items ask the same question of the same media
   (:func:`~lensbench.tools.analysis.matrix.question_key`) with different keys: no model can answer all
-  of them (RGB-Th-Bench: ``Source 1/Fuse panel 2``, Temp2Col; SPEC section 2).
+  of them (RGB-Th-Bench: ``Source 1/Fuse panel 2``, Temp2Col; RGB-Th-Bench README, Protocol).
 * ``no-capable-model``: at least :data:`MIN_CAPABLE` *capable* runs scored the item (capable = proportion
   correct at or above the median of the runs) and none of them got it right.
 * ``falls-with-ability``: negative point-biserial with the rest-score whose p-value survives

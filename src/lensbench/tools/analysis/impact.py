@@ -3,7 +3,7 @@
 Each run is scored by its benchmark's own headline table (the first of
 :meth:`~lensbench.benchmarks.base.Benchmark.unit_tables`: RGB-Th-Bench QAcc, a macro mean over skills)
 restricted to the kept units; a unit is left out when it is a left-out item or holds one (its id is a
-prefix ``unit/`` of the item's). CIs resample the benchmark's clusters (SPEC General rules), ONE draw
+prefix ``unit/`` of the item's). CIs resample the benchmark's clusters (docs/protocol.md, general rules), ONE draw
 shared by every run and both item sets (:func:`lensbench.scoring.bootstrap.cluster_counts` over the union
 of the runs' clusters, each run's statistic from :func:`lensbench.scoring.bootstrap.pooled_stat`), so a
 run's change (reduced - full) and the rank correlation between the two rankings are paired statistics

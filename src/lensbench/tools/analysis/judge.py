@@ -16,7 +16,7 @@ either run (a record with judge calls):
 * the *verdict* of a record is what the judge decided: GroundingME best-of-N the selected candidate
   (``extra.selected_index``), otherwise the parsed answer (IF-Bench: the letter, ``None`` = F / unreadable);
 * Cohen's kappa (Cohen 1960): ``(p_o - p_e) / (1 - p_e)`` over the verdict categories, with a percentile
-  bootstrap CI resampling the benchmark's clusters (SPEC General rules: IF-Bench the image; each record
+  bootstrap CI resampling the benchmark's clusters (docs/protocol.md, general rules: IF-Bench the image; each record
   weighted by its cluster's count in the draw of :func:`lensbench.scoring.bootstrap.cluster_counts`);
 * the records where the verdicts differ;
 * the headline's change (second judge - first) as a paired cluster-bootstrap difference with a paired

@@ -2,12 +2,12 @@
 
 One *item* is one record ``sample_id`` (an RGB-Th-Bench question, an IF-Bench question/language/rotation,
 a GroundingME sample, ...); one *respondent* is one run (a model under one protocol setting). A cell is
-1.0 (outcome ``correct``), 0.0 (``wrong`` or ``unparseable``: SPEC General rules score an unreadable
+1.0 (outcome ``correct``), 0.0 (``wrong`` or ``unparseable``: docs/protocol.md, general rules score an unreadable
 reply as the protocol scores it, i.e. not right) or NaN (``error`` / ``scored`` / not in the run: never
 scored, so never counted). Blind runs (a ``blind`` option, or ``--input blind``) are kept apart: they are
 no respondent of the ability scale, only evidence that an item is answerable without its image.
 
-Every item carries its *cluster* (the benchmark's resampled unit, SPEC General rules: RGB-Th-Bench's
+Every item carries its *cluster* (the benchmark's resampled unit, docs/protocol.md, general rules: RGB-Th-Bench's
 scene, IF-Bench's image, ...) taken from the benchmark's own headline table
 (:meth:`~lensbench.benchmarks.base.Benchmark.unit_tables`), its key (``target``), each run's parsed
 answer, and a *question key* (the text sent plus the sha256 of every image) that finds duplicates.

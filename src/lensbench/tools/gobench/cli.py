@@ -26,7 +26,7 @@ def _fail(msg) -> None:
 
 
 def _records(data_dir: Path):
-    from lensbench.benchmarks.gobench.records import find_records_file, load_records
+    from lensbench.benchmarks.gobench.load import find_records_file, load_records
 
     return load_records(find_records_file(data_dir))
 
@@ -112,7 +112,7 @@ def rate_cmd(
                                                      "prefer an SSH tunnel)")] = "127.0.0.1",
 ) -> None:
     """Serve the rating page (URL with a fresh access token); every answer is stored in --db at once; Ctrl-C to stop."""
-    from lensbench.benchmarks.gobench.ratings_db import RatingsDB
+    from lensbench.tools.gobench.ratings_db import RatingsDB
     from lensbench.tools.gobench.server import collect_items, serve_ratings
 
     try:
@@ -137,7 +137,7 @@ def export_cmd(
     out: Annotated[Path, typer.Option("--out", help="CSV to write")],
 ) -> None:
     """Write complete ratings (one row per rater and image) as a CSV for --human-ratings / summary."""
-    from lensbench.benchmarks.gobench.ratings_db import RatingsDB
+    from lensbench.tools.gobench.ratings_db import RatingsDB
     from lensbench.runtime.folder import check_out_file
 
     if not db.is_file():

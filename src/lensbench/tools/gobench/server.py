@@ -4,7 +4,7 @@ One image at a time with its prompt, the five Optical Authenticity questions (Ye
 determine) and the two 1-5 ratings (Sec. 2.2), as the authors' rating tool (``code/human_rate.py``)
 asks them: :data:`RATING_FORM` on :mod:`lensbench.tools.review` (its token, Host / Origin /
 Content-Type checks, one transaction per click). Every answer is stored in the SQLite
-:class:`~lensbench.benchmarks.gobench.ratings_db.RatingsDB` file the moment it is given; several
+:class:`~lensbench.tools.gobench.ratings_db.RatingsDB` file the moment it is given; several
 raters share one database (``?rater=NAME`` or ``--rater``); a rater who comes back resumes at the
 first image not fully rated. Keyboard: Y / N / C answer the highlighted question, 1-5 the
 highlighted rating, Up / Down move the highlight, Left / Right (or P / Enter) change image.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lensbench.core.errors import ConfigError
 from lensbench.benchmarks.gobench.parse_paper import normalize_answer
-from lensbench.benchmarks.gobench.ratings_db import QFIELDS, RatingsDB
+from lensbench.tools.gobench.ratings_db import QFIELDS, RatingsDB
 from lensbench.benchmarks.gobench.records import ANSWERS, GORecord
 from lensbench.tools.review import Field, Form, ReviewDB, ReviewItem, ReviewServer, Section, serve_review
 from lensbench.tools.review.server import check_media
@@ -64,7 +64,7 @@ def collect_items(images: Path, records: list[GORecord], generator: str) -> tupl
     ``<category>/<N>.png`` one per scenario); returns ``(items sorted by key, unknown files)``.
 
     Raises ConfigError when ``images`` is not a folder or holds no GOBench image; DataError naming the
-    file when one leads outside ``images`` (a symlink out: SPEC, media resolve inside the data folder).
+    file when one leads outside ``images`` (a symlink out: docs/protocol.md, media resolve inside the data folder).
     """
     images = Path(images)
     if not images.is_dir():

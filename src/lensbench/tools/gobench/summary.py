@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from lensbench.benchmarks.gobench.humans import is_vlmevalkit_tsv, read_rating_rows, tsv_rating_rows
-from lensbench.benchmarks.gobench.ratings_db import RatingRow
+from lensbench.benchmarks.gobench.ratings import RatingRow
 from lensbench.benchmarks.gobench.records import ANSWERS, DIM_TITLES, DIMENSIONS, GORecord, scenario_of
 from lensbench.benchmarks.gobench.report import paper_table
 from lensbench.core.errors import DataError

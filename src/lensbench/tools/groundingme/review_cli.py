@@ -51,7 +51,7 @@ def review_cmd(
 
     cands = read_candidates(work)
     roots = image_roots(work)
-    for n, c in enumerate(cands, 1):  # SPEC: media paths named by a data file resolve inside the data folder
+    for n, c in enumerate(cands, 1):  # media paths named by a data file resolve inside its folder
         check_media(str(c.get("image")), roots, work / CANDIDATES, f"line {n}.image")
     items = selection_items(cands)
     with ReviewDB(db or work / REVIEW_DB, selection_form()) as store:

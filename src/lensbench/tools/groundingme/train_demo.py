@@ -12,7 +12,7 @@ import json
 import random
 from pathlib import Path
 
-from lensbench.testing.train_demo import COLOURS, draw_boxes
+from lensbench.tools.training.demo_boxes import COLOURS, draw_boxes
 
 __all__ = ["make_grounding_demo"]
 

@@ -97,7 +97,7 @@ def review_cmd(
     img_dir = data / "infrared_imgs"
     try:
         records, _ = after_stages(data, _stages(after), rule)
-        for qid, r in records.items():  # SPEC: media paths named by a data file resolve inside the data folder
+        for qid, r in records.items():  # media paths named by a data file resolve inside its folder
             check_media(img_dir / r["dst_thermal_path"], [img_dir], data / "if_bench.json", f"{qid}.dst_thermal_path")
     except (LensbenchError, ValueError) as exc:
         fail(str(exc))

@@ -1,6 +1,6 @@
 """Fetch IV-Bench videos from YouTube with yt-dlp (optional extra ``lensbench[video]``).
 
-The videos are not redistributed (SPEC §3); users online can fetch them into
+The videos are not redistributed (IV-Bench README, Protocol); users online can fetch them into
 ``DATA/videos/<video_id>.mp4``. Offline, or without yt-dlp, this fails at once with a clear
 message instead of timing out per video.
 """

@@ -12,7 +12,7 @@ import random
 import shutil
 from pathlib import Path
 
-from lensbench.testing.train_demo import draw_boxes
+from lensbench.tools.training.demo_boxes import draw_boxes
 
 __all__ = ["make_ivbench_demo"]
 
@@ -20,7 +20,7 @@ __all__ = ["make_ivbench_demo"]
 def make_ivbench_demo(root: str | Path, n_videos: int = 2, seed: int = 0) -> dict[str, Path]:
     """Write the IV-Bench demo (module docstring; needs PyAV); returns ``synth`` (questions jsonl),
     ``videos``, ``images`` and ``ivbench`` (evaluation data folder)."""
-    from lensbench.testing.video import write_test_video
+    from lensbench.media.synth_video import write_test_video
 
     root = Path(root)
     rng = random.Random(seed)

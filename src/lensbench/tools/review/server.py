@@ -10,7 +10,7 @@ same). Answers: ``{"ok": true, "stored": {...}, "done": n, "total": N}`` or ``{"
 
 Files: ``image/{i}/{j}`` serves an item's image only when it resolves inside one of the page's
 ``roots`` (the data folders it was built from), by the rule every loader applies to media paths
-(:func:`lensbench.benchmarks.fields.inside`; SPEC General rules: media paths named by a data file
+(:func:`lensbench.benchmarks.fields.inside`; docs/protocol.md, general rules: media paths named by a data file
 must resolve inside the data folder): a path with ``..``, an absolute path elsewhere or a symlink
 out is answered 404, never served. Page builders also refuse such a path when the page starts
 (:func:`check_media`: exit 2 naming the file and field). A malformed request (e.g. two ``Host``
@@ -79,7 +79,7 @@ class _NoMalformedTraces(logging.Filter):
 
 
 def _server_logger() -> logging.Logger:
-    log = logging.getLogger("lensbench.review.server")
+    log = logging.getLogger(__name__)
     if not any(isinstance(f, _NoMalformedTraces) for f in log.filters):
         log.addFilter(_NoMalformedTraces())
     return log

@@ -9,14 +9,16 @@
   checkpoints, resume, a JSONL progress log, and a merged model folder that ``hf:`` evaluates;
 * :mod:`.editor_lora` — a diffusers + accelerate + peft flow-matching LoRA loop for
   Qwen-Image-Edit pipelines (modelled on diffusers' ``train_dreambooth_lora_qwen_image.py``);
-* :mod:`.lora_keys` — LoRA state dicts between DiffSynth-Studio and diffusers key names;
+* :mod:`lensbench.backends.images.lora_keys` — LoRA state dicts between DiffSynth-Studio and diffusers key names;
 * :mod:`.checkpoints` — checkpoints written to ``tmp-checkpoint-N`` and renamed when complete; the
   resume scan that takes the last complete one and reports incomplete ones;
 * :mod:`.guards` — finite loss / weights, LoRA targets matched on the meta device before weights load,
   the checkpoint-safe ``SFTTrainer``;
-* :mod:`.measure` — wall time, samples/s and peak memory of a training run.
+* :mod:`.measure` — wall time, samples/s and peak memory of a training run;
 * :mod:`.eval_callback` — a ``TrainerCallback`` evaluating the model in memory during training (``hf:``
-  around the live model, one resumable run folder per step, metrics with CIs to the trainer's loggers, a curve).
+  around the live model, one resumable run folder per step, metrics with CIs to the trainer's loggers, a curve);
+* :mod:`.tiny_vlm`, :mod:`.tiny_editor` — tiny random models built from configs (``lensbench train tiny``);
+* :mod:`.demo_boxes` — the drawn boxes of the recipes' demo data (``lensbench train demo-data``).
 
 Recipes (data -> train -> evaluate -> paper table) live with their benchmark under ``tools/<name>/``.
 Heavy libraries are imported inside functions through :func:`lensbench.core.extras.require`

@@ -12,7 +12,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from lensbench.testing.train_demo import draw_boxes
+from lensbench.tools.training.demo_boxes import draw_boxes
 
 __all__ = ["make_genvip_demo"]
 

@@ -1,50 +1,24 @@
-"""Ratings given on the ``lensbench gobench rate`` page: one rating row type and the SQLite store.
+"""The SQLite store of the ``lensbench gobench rate`` page: every click of every rater.
 
-A :class:`RatingRow` is one rater's answers for one image (paper Sec. 2.2: 5 reality questions
-Yes / No / Cannot determine, aesthetics and instruction fidelity 1-5); :class:`RatingsDB` keeps
-every click (the shared answer tables of :mod:`lensbench.core.answers`: a rating and its event in
-one transaction) and exports complete ratings as the CSV that
+:class:`RatingsDB` keeps every click (the shared answer tables of :mod:`lensbench.core.answers`: a rating and
+its event in one transaction) and exports complete ratings as the CSV that
 :func:`lensbench.benchmarks.gobench.humans.read_rating_rows` reads (spreadsheet formulas escaped,
-:mod:`lensbench.core.csvsafe`).
+:mod:`lensbench.core.csvsafe`); the benchmark reads the file itself through
+:func:`lensbench.benchmarks.gobench.ratings.read_store_rows`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
+from lensbench.benchmarks.gobench.parse_paper import normalize_answer
+from lensbench.benchmarks.gobench.ratings import FIELDS, ITEMS_TABLE, QFIELDS, RatingRow, store_rows
+from lensbench.benchmarks.gobench.records import ANSWERS
 from lensbench.core.answers import AnswerStore
 from lensbench.core.csvsafe import write_csv
-from lensbench.benchmarks.gobench.parse_paper import normalize_answer
-from lensbench.benchmarks.gobench.records import ANSWERS
-from lensbench.benchmarks.gobench.sps import authenticity_score
 
 __all__ = ["QFIELDS", "FIELDS", "RatingRow", "RatingsDB"]
-
-QFIELDS = ("q1", "q2", "q3", "q4", "q5")
-#: Every field a rater fills for one image, in page order.
-FIELDS = QFIELDS + ("aesthetics", "fidelity")
-
-
-@dataclass(frozen=True)
-class RatingRow:
-    """One rating of one image (one rater, or a precomputed mean when ``rater`` is None).
-
-    ``key`` identifies the image (record index or release image path); ``answers`` 5 labels of
-    :data:`ANSWERS` (None where not given; empty tuple when no per-question labels);
-    ``authenticity`` 0-5 (from the answers when all five exist, else as given); ``aesthetics``,
-    ``fidelity`` 1-5; ``generator`` the image source when known.
-    """
-
-    key: str
-    rater: str | None
-    answers: tuple[str | None, ...]
-    authenticity: float | None
-    aesthetics: float | None
-    fidelity: float | None
-    generator: str | None = None
-    record: str | None = None
 
 
 class RatingsDB(AnswerStore):
@@ -58,8 +32,7 @@ class RatingsDB(AnswerStore):
 
     def __init__(self, path: str | Path):
         super().__init__(path)
-        self.conn.execute("CREATE TABLE IF NOT EXISTS items(item TEXT PRIMARY KEY, generator TEXT, image TEXT,"
-                          " record_index TEXT)")
+        self.conn.execute(ITEMS_TABLE)
 
     def add_items(self, items: Iterable[tuple[str, str, str, str]]) -> None:
         """Register ``(item, generator, image path, record index)`` rows (existing ones are updated)."""
@@ -96,19 +69,7 @@ class RatingsDB(AnswerStore):
 
         ``complete_only`` keeps only (rater, item) pairs with all 7 fields given.
         """
-        meta = {i: (g, rec) for i, g, _img, rec in self.conn.execute("SELECT * FROM items")}
-        got = {(rater, item): fs for rater, mine in self.all_answers().items() for item, fs in mine.items()}
-        out = []
-        for (rater, item), fs in got.items():
-            if complete_only and any(f not in fs for f in FIELDS):
-                continue
-            gen, rec = meta.get(item, (None, None))
-            answers = tuple(fs.get(q) for q in QFIELDS)
-            auth = authenticity_score(answers) if all(a is not None for a in answers) else None  # type: ignore[arg-type]
-            out.append(RatingRow(key=item, record=rec, rater=rater, answers=answers, authenticity=auth,
-                                 aesthetics=float(fs["aesthetics"]) if "aesthetics" in fs else None,
-                                 fidelity=float(fs["fidelity"]) if "fidelity" in fs else None, generator=gen))
-        return out
+        return store_rows(self, complete_only)
 
     def export_csv(self, path: str | Path) -> int:
         """Write complete per-rater ratings as a CSV (the format :func:`read_rating_rows` reads); returns rows written."""

@@ -1,7 +1,7 @@
 """A small GroundingME construction scene (images, box files) and scripted replies for the fake server.
 
-Used by the tests of ``lensbench groundingme build`` and by the "build your own" walk-through of
-the GroundingME README (``python -m lensbench.testing.gm_scene DIR``):
+Demo data for ``lensbench groundingme build``: the "build your own" walk-through of
+the GroundingME README (``python -m lensbench.tools.groundingme.demo_scene DIR``):
 
 * ``sa/a.png`` (200 x 150): 4 orange cones, 1 "pylon" box on the first cone with a higher score
   (the NMS drops it: cone has 4 boxes, pylon 1), 2 cars (dropped: fewer than 3 instances) and a

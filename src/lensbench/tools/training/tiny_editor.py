@@ -1,7 +1,7 @@
 """A Qwen-Image-Edit-Plus pipeline (Qwen-Image-Edit-2509's class) with random weights, built from
 configs with no downloads: tests, benchmarks and the GenViP editor recipe's worked example.
 
-The text encoder is the tiny Qwen2.5-VL of :mod:`lensbench.testing.tiny_vlm`; the VAE
+The text encoder is the tiny Qwen2.5-VL of :mod:`lensbench.tools.training.tiny_vlm`; the VAE
 (``AutoencoderKLQwenImage``, 4 latent channels, spatial factor 4) and the transformer
 (``QwenImageTransformer2DModel``, 2 layers, 92k parameters) are built from small configs, as
 diffusers' own fast pipeline tests do. :func:`save_tiny_editor` writes a folder that
@@ -23,7 +23,7 @@ def build_tiny_editor(seed: int = 0):
     """A ``QwenImageEditPlusPipeline`` with random weights (seeded), float32, on the CPU."""
     torch = require("torch", "train", "building a test editor")
     diffusers = require("diffusers", "train", "building a test editor")
-    from lensbench.testing.tiny_vlm import build_qwen25vl
+    from lensbench.tools.training.tiny_vlm import build_qwen25vl
 
     tf = require("transformers", "train", "building a test editor")
     text_encoder, qproc = build_qwen25vl(seed=seed)
