@@ -27,7 +27,7 @@ from pathlib import Path
 from PIL import Image
 
 from lensbench.benchmarks.rgbth.demo import write_release
-from lensbench.testing.tiny_vlm import save_tiny_vlm
+from lensbench.tools.training.tiny_vlm import save_tiny_vlm
 from lensbench.tools.training.eval_callback import LensbenchEvalCallback
 from lensbench.tools.training.settings import VLMTrainSettings
 from lensbench.tools.training.sft_data import make_example, read_examples, write_examples
