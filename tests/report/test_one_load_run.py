@@ -10,9 +10,9 @@ import pytest
 
 import lensbench
 from lensbench.core.errors import ConfigError
-from lensbench.report.compare import compare_runs
-from lensbench.report.leaderboard import build_leaderboard, render_leaderboard
-from lensbench.report.runs import LoadedRun, read_run
+from lensbench.views.compare import compare_runs
+from lensbench.views.leaderboard import build_leaderboard, render_leaderboard
+from lensbench.views.runs import LoadedRun, read_run
 from lensbench.runtime.runner import run_benchmark
 from lensbench.runtime.settings import RunSettings
 from lensbench.benchmarks.rgbth.benchmark import RGBThBench

@@ -108,7 +108,7 @@ def _toc(rep: Report) -> str:
 
 def render_html(rep: Report) -> str:
     """The report as one HTML page (module docstring)."""
-    css = read_text("lensbench.report.viewer", "assets", "viewer.css") + _EXTRA_CSS
+    css = read_text("lensbench.views.viewer", "assets", "viewer.css") + _EXTRA_CSS
     title = f"Reproduction: {rep.paper}"
     body = [f"<p>{html.escape(rep.cite)}</p>"] + [f"<p class='note'>{html.escape(n)}</p>" for n in rep.notes]
     body.append(_toc(rep))
