@@ -87,10 +87,8 @@ def toy_data(root: Path) -> Path:
 
 
 def has_demo(cls) -> bool:
-    """True when the benchmark class writes demo data (overrides :meth:`Benchmark.write_demo`)."""
-    from lensbench.benchmarks.base import Benchmark
-
-    return cls.write_demo.__func__ is not Benchmark.write_demo.__func__
+    """True when the benchmark class writes demo data (a ``demo`` piece, :attr:`Benchmark.pieces`)."""
+    return "demo" in cls.pieces
 
 
 def data_for(name: str, cls, root: Path) -> Path:

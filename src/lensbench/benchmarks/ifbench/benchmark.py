@@ -68,6 +68,14 @@ class IFBench(Benchmark):
     headline = "Avg, Strict (Tab. 2, 7)"
     headlines = HEADLINES
     layout = release.LAYOUT
+    #: the optional pieces (:attr:`lensbench.benchmarks.base.Benchmark.pieces`)
+    pieces = {
+        "demo": "lensbench.benchmarks.ifbench.demo:write_demo",
+        "stats": "lensbench.benchmarks.ifbench.stats:dataset_stats",
+        "reproduce": "lensbench.benchmarks.ifbench.reproduce:paper",
+        "crafted": "lensbench.benchmarks.ifbench.crafted:craft_records",
+        "figures": "lensbench.benchmarks.ifbench.figures:figures",
+    }
     cluster = CLUSTER
     load_unit = "questions"
     not_settings = frozenset({"skip_missing", "images_dir", "translated_dir", "model_family", "model_params_b"})
@@ -87,13 +95,6 @@ class IFBench(Benchmark):
     def judge_use(self) -> str | None:
         """The Fig. 11 answer parser reads every reply that is not a single letter (both answer-parsing rules)."""
         return "the answer parser (Fig. 11) reads replies that are not a single letter"
-
-    @classmethod
-    def write_demo(cls, root: Path) -> Path:
-        """A generated ``if_bench.json`` with images (:func:`lensbench.benchmarks.ifbench.demo.write_demo`)."""
-        from lensbench.benchmarks.ifbench.demo import write_demo
-
-        return write_demo(root)
 
     class Options(BaseModel):
         """IF-Bench options (protocol of paper Sec. 3.3; GenViP inputs of Sec. 4.1 / Tab. 6)."""

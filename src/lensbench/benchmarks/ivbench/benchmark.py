@@ -72,6 +72,14 @@ class IVBench(Benchmark):
     headline = "P-Avg / R-Avg / Overall (Table 2)"
     headlines = HEADLINES
     layout = release.LAYOUT
+    #: the optional pieces (:attr:`lensbench.benchmarks.base.Benchmark.pieces`)
+    pieces = {
+        "demo": "lensbench.benchmarks.ivbench.demo:write_demo",
+        "stats": "lensbench.benchmarks.ivbench.stats:dataset_stats",
+        "reproduce": "lensbench.benchmarks.ivbench.reproduce:paper",
+        "crafted": "lensbench.benchmarks.ivbench.crafted:craft_records",
+        "figures": "lensbench.benchmarks.ivbench.figures:figures",
+    }
     cluster = CLUSTER
     load_unit = "queries"
     not_settings = frozenset({"skip_missing", "images_dir", "questions", "videos_dir", "frame_cache",
@@ -101,13 +109,6 @@ class IVBench(Benchmark):
         if len(self.configs) > 1:
             reqs.append(Requirement("matplotlib", "plots", "the IV-Bench sweep plot", optional=True))
         return reqs
-
-    @classmethod
-    def write_demo(cls, root: Path) -> Path:
-        """Generated queries, images and videos (:func:`lensbench.benchmarks.ivbench.demo.write_demo`)."""
-        from lensbench.benchmarks.ivbench.demo import write_demo
-
-        return write_demo(root)
 
     class Options(BaseModel):
         """IV-Bench options."""

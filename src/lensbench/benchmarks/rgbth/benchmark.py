@@ -93,6 +93,14 @@ class RGBThBench(Benchmark):
     interop = RGBThMap()  # VLMEvalKit / lmms-eval rows (rgbth/interop.py)
     replay_formats = (ResultFile(), *interop_formats(interop))
     layout = LAYOUT
+    #: the optional pieces (:attr:`lensbench.benchmarks.base.Benchmark.pieces`)
+    pieces = {
+        "demo": "lensbench.benchmarks.rgbth.demo:write_demo",
+        "stats": "lensbench.benchmarks.rgbth.stats:dataset_stats",
+        "reproduce": "lensbench.benchmarks.rgbth.reproduce:paper",
+        "crafted": "lensbench.benchmarks.rgbth.crafted:craft_records",
+        "figures": "lensbench.benchmarks.rgbth.figures:figures",
+    }
 
     @classmethod
     def release_key(cls, record: SampleRecord) -> tuple[str, str] | None:
@@ -106,13 +114,6 @@ class RGBThBench(Benchmark):
     def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
         """QAcc and SAcc over the paper's 14 skills (:func:`lensbench.benchmarks.rgbth.units.skill_tables`)."""
         return nonempty(skill_tables(records))
-
-    @classmethod
-    def write_demo(cls, root: Path) -> Path:
-        """A generated ``Data`` folder (:func:`lensbench.benchmarks.rgbth.demo.write_demo`)."""
-        from lensbench.benchmarks.rgbth.demo import write_demo
-
-        return write_demo(root)
 
     class Options(BaseModel):
         """RGB-Th-Bench options."""
