@@ -11,12 +11,12 @@ Sources (paper = ``seeds/GOBench.md``, arXiv 2506.00991):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lensbench.benchmarks.fields import inside, want_obj, want_str
 from lensbench.core.errors import DataError
+from lensbench.core.jsonl import read_json
 
 __all__ = [
     "one_per_scenario",
@@ -142,10 +142,7 @@ def load_records(path: Path, images_dir: Path | None = None) -> list[GORecord]:
     image folder, a question list that does not have 5 questions, or a duplicated ``index``.
     """
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(path, f"not valid JSON: {exc}") from None
+    data = read_json(path)
     if not isinstance(data, list):
         raise DataError(path, "expected a JSON list of records")
     base = Path(images_dir) if images_dir is not None else path.parent

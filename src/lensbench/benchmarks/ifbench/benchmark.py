@@ -48,6 +48,7 @@ from lensbench.core.types import GenParams, ImagePart, Message, Request, StoredR
 from lensbench.media.perturb import (cache_folder, check_perturbation, item_seed, non_circular_permutation,
                                      perturbed_image)
 from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.choice import choice_outcome
 from lensbench.scoring.judges import judge_round
 from lensbench.scoring.units import nonempty
 
@@ -298,8 +299,7 @@ class IFBench(Benchmark):
             else:
                 extra["note"] = "parser answered F" if res.verdict == "F" else "invalid parser reply"
         empty = reading.note == EMPTY_REPLY  # the model's answer, with no letter in it: wrong (SPEC General rules)
-        outcome = "wrong" if empty else "unparseable" if answer is None else "correct" if answer == m["target"] \
-            else "wrong"
+        outcome = choice_outcome(answer, m["target"], empty=empty)
         return SampleRecord.from_reply(self.name, request.id, request, reply, answer=answer, outcome=outcome,
                                        scores={"correct": int(outcome == "correct")}, **fields)
 

@@ -47,10 +47,11 @@ from lensbench.benchmarks.ivbench.units import CLUSTER, HEADLINES, accuracy_tabl
 from lensbench.benchmarks.steps import Batches, Unsent
 from lensbench.core.errors import ConfigError
 from lensbench.core.extras import Requirement
-from lensbench.core.records import SampleRecord, outcome_of
+from lensbench.core.records import SampleRecord
 from lensbench.core.types import Request, StoredResponse
 from lensbench.media.perturb import check_perturbation
 from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.choice import choice_outcome
 from lensbench.scoring.units import Headline, nonempty
 
 __all__ = ["IVBench", "OFFICIAL_MAX_TOKENS"]
@@ -260,7 +261,7 @@ class IVBench(Benchmark):
         m = request.meta
         parsed = parse_choice(reply.text, m["extra"]["options"])
         return SampleRecord.from_reply(self.name, request.id, request, reply, answer=parsed,
-                                       outcome=outcome_of(None if parsed is None else parsed == m["target"]),
+                                       outcome=choice_outcome(parsed, m["target"]),
                                        extra=dict(m["extra"]), labels=m["labels"], target=m["target"])
 
     def failed(self, unit: Request | Unsent, reply: StoredResponse | None) -> SampleRecord:

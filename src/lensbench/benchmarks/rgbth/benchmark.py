@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from lensbench.benchmarks.rgbth.interop import RGBThMap
 from lensbench.core.interop import interop_formats
 from lensbench.core.hashing import prime_sha256
-from lensbench.core.records import SampleRecord, outcome_of
+from lensbench.core.records import SampleRecord
 from lensbench.core.resources import read_text
 from lensbench.core.results import RunResult
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse
@@ -49,6 +49,7 @@ from lensbench.benchmarks.rgbth.replay import ResultFile, match_key
 from lensbench.benchmarks.rgbth.report import paper_rows, render_tables
 from lensbench.benchmarks.rgbth.units import CLUSTER, HEADLINES, skill_tables
 from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.choice import choice_outcome
 from lensbench.scoring.units import nonempty
 
 __all__ = ["RGBThBench", "SKILLS", "EXTRA_SKILLS", "CONTEXT", "THERMAL_ONLY_CONTEXT", "Unit", "prompt_text"]
@@ -210,7 +211,7 @@ class RGBThBench(Benchmark):
         m = request.meta
         parsed = parse_yes_no(reply.text)
         return SampleRecord.from_reply(self.name, request.id, request, reply, answer=parsed, target=m["target"],
-                                       outcome=outcome_of(None if parsed is None else parsed == m["target"]),
+                                       outcome=choice_outcome(parsed, m["target"]),
                                        labels=dict(m["labels"]), extra=dict(m["extra"]))
 
     def aggregate(self, records: list[SampleRecord], noted: Mapping[str, Any] | None = None
