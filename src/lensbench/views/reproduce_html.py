@@ -1,5 +1,5 @@
 """A reproduction report as one self-contained HTML appendix in the viewer's style: the viewer's own
-stylesheet (``report/viewer/assets/viewer.css``, inlined), its table classes (``tbl``, paper rows in
+stylesheet (``views/viewer/assets/viewer.css``, inlined), its table classes (``tbl``, paper rows in
 ``paper``), verdicts coloured (consistent green, differs red, inconclusive and not comparable grey), figures
 as inline PNG data URLs. No script, no network (:func:`render_html`).
 

@@ -1,6 +1,6 @@
-"""Run folders read for the cross-benchmark readers: :func:`read_run` is :func:`lensbench.views.runs.read_folder`
-with the registry's lookup, so each :class:`~lensbench.views.runs.LoadedRun` knows its benchmark
-(:attr:`~lensbench.views.runs.LoadedRun.facts`). The other names of :mod:`lensbench.views.runs` are handed on."""
+"""Run folders read for the cross-benchmark readers: :func:`read_run` is :func:`lensbench.report.runs.read_folder`
+with the registry's lookup, so each :class:`~lensbench.report.runs.LoadedRun` knows its benchmark
+(:attr:`~lensbench.report.runs.LoadedRun.facts`). The other names of :mod:`lensbench.report.runs` are handed on."""
 
 from __future__ import annotations
 

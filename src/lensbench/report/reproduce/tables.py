@@ -1,5 +1,5 @@
 """The one place ``lensbench reproduce`` gets a run's metric tables: the benchmark's own unit tables
-(``unit_tables`` of the benchmark, through :func:`lensbench.views.catalog.describe`: the same tables its
+(``unit_tables`` of the run's benchmark class, :attr:`lensbench.report.runs.LoadedRun.facts`: the same tables its
 aggregate and its CIs read) plus the paper's own extra tables.
 """
 

@@ -1,7 +1,7 @@
 """Assemble the one self-contained viewer page: template + styles + script + JSON data.
 
 The page needs no network: the script and styles are inlined from the package's
-``report/viewer/assets`` (read with :func:`lensbench.core.resources.read_text`), the data are
+``views/viewer/assets`` (read with :func:`lensbench.core.resources.read_text`), the data are
 ``<script type="application/json">`` blocks (an index, then chunks of sample details parsed on
 demand), thumbnails are data URLs inside them.
 """

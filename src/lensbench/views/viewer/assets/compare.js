@@ -1,5 +1,5 @@
 /* lensbench viewer: the Compare tab. Two pickers choose any two runs of one benchmark (A and B; a swap
-   button); the page shows the paired comparison lensbench.views.compare computed for that pair (per
+   button); the page shows the paired comparison lensbench.report.compare computed for that pair (per
    metric and category: A, B, A-B with its 95% CI and p, on the clusters both scored) and the flipped
    samples side by side. A pair stored as (B, A) is shown mirrored: A-B and its CI negated, p unchanged
    (a paired percentile bootstrap and a permutation test are symmetric). A pair the page holds no

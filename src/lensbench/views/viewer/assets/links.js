@@ -1,5 +1,5 @@
 /* lensbench viewer: a link to any one sample, #sample=<run key>/<sample id> (both URI-encoded; the run key is
-   its folder's name, lensbench.views.viewer.data.run_keys), opening that sample alone on the Samples tab;
+   its folder's name, lensbench.report.viewer.data.run_keys), opening that sample alone on the Samples tab;
    each sample card's link and copy-link controls. Uses window.lensbenchViewer (viewer.js). */
 (function () {
   'use strict';

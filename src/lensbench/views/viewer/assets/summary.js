@@ -8,7 +8,7 @@
   V.renderSummary = function () {
     var box = document.getElementById('tab-summary');
     var benches = uniq(R.map(function (r) { return r.benchmark; }));
-    /* tables and notes are HTML made by lensbench.views.viewer.html.md_to_html (every text escaped) */
+    /* tables and notes are HTML made by lensbench.report.viewer.html.md_to_html (every text escaped) */
     if (benches.length > 1) box.appendChild(h('nav', { cls: 'toc' }, h('span', { cls: 'note', text: 'Benchmarks:' }),
       benches.map(function (b) { return h('a', { href: '#bench-' + encodeURIComponent(b), text: b }); })));
     if (D.tables._leaderboard) box.appendChild(h('div', { cls: 'panel leaderboard', html: D.tables._leaderboard }));
