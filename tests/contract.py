@@ -28,7 +28,7 @@ TOY_DIR = Path(__file__).resolve().parent / "toybench"
 
 #: known failures of a check by a registered benchmark, each an expected failure (strict: fixing it shows up)
 KNOWN_GAPS: dict[str, dict[str, str]] = {
-    "demo": {"grounding-rej": "grounding-rej inherits GroundingME's write_demo, whose folder (a parquet split) its "
+    "demo": {"grounding-rej": "grounding-rej inherits GroundingME's demo piece, whose folder (a parquet split) its "
                               "loader (an items.jsonl) cannot read: 'lensbench data demo grounding-rej' is unusable"},
 }
 
@@ -99,7 +99,7 @@ def data_for(name: str, cls, root: Path) -> Path:
     if name == TOY:
         return toy_data(root / "toy")
     if not has_demo(cls):
-        pytest.skip(f"{name} has no demo data (write_demo)")
+        pytest.skip(f"{name} has no demo data (no demo piece)")
     try:
         return cls.write_demo(root / "demo")
     except (ImportError, MissingExtraError) as exc:
