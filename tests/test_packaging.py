@@ -64,7 +64,7 @@ def test_wheel_and_sdist_build_and_pass_twine_check(tmp_path):
     assert r.returncode == 0 and r.stdout.count("PASSED") == 2, r.stdout + r.stderr
     names = zipfile.ZipFile(dists[1]).namelist()
     for needed in ("lensbench/benchmarks/rgbth/prompts/rgb_txt.txt", "lensbench/benchmarks/ifbench/paper/table2.json",
-                   "lensbench/tools/data/pins.json", "lensbench/report/viewer/assets/viewer.js"):
+                   "lensbench/tools/data/pins.json", "lensbench/views/viewer/assets/viewer.js"):
         assert needed in names, needed
     assert any(n.endswith("licenses/LICENSE") for n in names)
     meta = zipfile.ZipFile(dists[1]).read(next(n for n in names if n.endswith("METADATA"))).decode()

@@ -31,6 +31,7 @@ from lensbench.report.runs import LoadedRun, iter_samples, read_manifest
 from lensbench.runtime.rebuild import load_or_rebuild
 from lensbench.runtime.runner import run_benchmark
 from lensbench.runtime.settings import RunSettings
+from lensbench.views.catalog import describe
 
 __all__ = ["run", "load_run", "Run", "python_names"]
 
@@ -112,4 +113,5 @@ def load_run(path: str | Path) -> Run:
     """
     p = Path(path)
     result = load_or_rebuild(p)
-    return Run(p, manifest=read_manifest(p) or {}, result=result, records=list(iter_samples(p)), records_loaded=True)
+    return Run(p, manifest=read_manifest(p) or {}, result=result, records=list(iter_samples(p)), records_loaded=True,
+               lookup=describe)

@@ -13,7 +13,7 @@ from lensbench.benchmarks.gobench.benchmark import GOBench
 from lensbench.benchmarks.gobench.reproduce import paper
 from lensbench.scoring.metrics import correlation
 
-from lensbench.report.reproduce import reproduce
+from lensbench.views.reproduce import reproduce
 
 NAME = "gobench"
 ANS = ("Yes", "No", "Cannot determine")
@@ -61,7 +61,7 @@ def rep(runs):
 
 
 def _load(path):
-    from lensbench.report.runs import read_run
+    from lensbench.views.runs import read_run
 
     return read_run(path).records
 

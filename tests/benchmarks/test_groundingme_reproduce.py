@@ -12,7 +12,7 @@ from reproduce_craft import B, cells_of, check_cell, check_family, claim, cluste
 from lensbench.benchmarks.groundingme.benchmark import GroundingME
 from lensbench.benchmarks.groundingme.reproduce import paper
 from lensbench.core.resources import read_json
-from lensbench.report.reproduce import reproduce
+from lensbench.views.reproduce import reproduce
 
 GM, REJ = "groundingme", "grounding-rej"
 LAYOUT = [("Discriminative", l2, 15) for l2 in ("Appearance", "Component", "Text", "State")] + \
@@ -82,7 +82,7 @@ def rep(runs):
 
 
 def _load(path):
-    from lensbench.report.runs import read_run
+    from lensbench.views.runs import read_run
 
     return read_run(path).records
 

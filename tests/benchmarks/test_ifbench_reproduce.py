@@ -16,7 +16,7 @@ from lensbench.benchmarks.ifbench.analyses import paper_table
 from lensbench.benchmarks.ifbench.benchmark import IFBench
 from lensbench.benchmarks.ifbench.data import ABBREVS
 from lensbench.benchmarks.ifbench.reproduce import paper, thinking_pairs
-from lensbench.report.reproduce import reproduce
+from lensbench.views.reproduce import reproduce
 
 NAME = "if-bench"
 LANGS = ("en", "zh")
@@ -97,7 +97,7 @@ def _score(dims):
 
 
 def _load(path):
-    from lensbench.report.runs import read_run
+    from lensbench.views.runs import read_run
 
     return read_run(path).records
 

@@ -13,7 +13,7 @@ from lensbench.benchmarks.ivbench.benchmark import IVBench
 from lensbench.benchmarks.ivbench.data import PERCEPTION, REASONING, TASK_ABBREV
 from lensbench.benchmarks.ivbench.reproduce import paper
 from lensbench.benchmarks.ivbench.sweep import config_label
-from lensbench.report.reproduce import reproduce
+from lensbench.views.reproduce import reproduce
 
 NAME = "iv-bench"
 TASKS = list(TASK_ABBREV)
@@ -60,7 +60,7 @@ def rep(runs):
 
 
 def _load(path):
-    from lensbench.report.runs import read_run
+    from lensbench.views.runs import read_run
 
     return read_run(path).records
 

@@ -14,7 +14,7 @@ from lensbench.benchmarks.rgbth.refusal import NON_COMPLIANCE, REFUSAL, fail_kin
 from lensbench.benchmarks.rgbth.report import paper_rows
 from lensbench.benchmarks.rgbth.reproduce import paper
 from lensbench.core.errors import ConfigError
-from lensbench.report.reproduce import reproduce
+from lensbench.views.reproduce import reproduce
 
 NAME = "rgb-th-bench"
 ABBR = {a: g for a, g in SKILLS.values()}
@@ -82,7 +82,7 @@ def _s_items(records, skills):
 
 @pytest.mark.parametrize("run", ["a", "b"])
 def test_table3_cells_against_independent_bootstrap(rep, runs, run):
-    from lensbench.report.runs import read_run
+    from lensbench.views.runs import read_run
 
     recs = read_run(runs / run).records
     row = {"a": "InternVL2.5-8B", "b": "Qwen2.5-VL-7B-Instruct"}[run]  # b: matched after its org prefix
@@ -127,7 +127,7 @@ def test_every_figure_cell_has_a_verdict_or_a_reason(rep):
 
 
 def test_refusals_counted_apart(rep, runs):
-    from lensbench.report.runs import read_run
+    from lensbench.views.runs import read_run
 
     cells = {c.column: c for c in cells_of(rep, "Sec. 4.3") if "(e)" in c.row}
     assert cells["refusals"].value == pytest.approx(5) and cells["non-compliance"].value == pytest.approx(7)
@@ -159,7 +159,7 @@ def test_refusal_rule_answers_and_errors_are_not_fails():
 
 
 def test_claims_tested_with_holm(rep, runs):
-    from lensbench.report.runs import read_run
+    from lensbench.views.runs import read_run
 
     c1 = claim(rep, "C1")
     subjects = [t.subject for t in c1.tests]
@@ -189,7 +189,7 @@ def test_claims_tested_with_holm(rep, runs):
 
 
 def test_necessity_flags(rep, runs):
-    from lensbench.report.runs import read_run
+    from lensbench.views.runs import read_run
 
     base = [r for r in read_run(runs / "d").records if r.labels["group"] == RGB_TH_TXT]
     flags = [f for f in rep.flags if f["baseline"] == "no thermal"]
@@ -216,7 +216,7 @@ def test_wider_margin_makes_a_replication_consistent(runs):
     """Run a drawn at InternVL2.5-8B's levels, at --margin 12: its cells' 90% intervals of ours - paper lie
     inside +-12 points (checked against the rule written again), so they are consistent; b (97% everywhere)
     still differs."""
-    from lensbench.report.runs import read_run
+    from lensbench.views.runs import read_run
 
     rep = reproduce(paper(), [runs / "a", runs / "b"], n_resamples=B, seed=3, margin=12.0)
     recs = read_run(runs / "a").records

@@ -91,7 +91,7 @@ def test_a_plugin_benchmark_gets_every_command(toy, tmp_path):
     # it states no release size (issue 29): every surface says so, nothing claims it partial or whole
     assert f"Coverage of {a}: release size unknown: its share of the benchmark is not counted." in report
     assert {r["coverage"] for r in heads} == {"release size unknown"}
-    from lensbench.report.viewer.html import read_page_data
+    from lensbench.views.viewer.html import read_page_data
 
     assert [r["status"] for r in read_page_data(page)["runs"]] == ["release size unknown"] * 2
     # export, then replay the export: the same result

@@ -14,8 +14,8 @@ from lensbench.benchmarks.crafting import Crafter
 from lensbench.benchmarks.registry import get_benchmark
 from lensbench.core.errors import ConfigError
 from lensbench.core.records import SampleRecord
-from lensbench.report.leaderboard import build_leaderboard
-from lensbench.report.runs import read_run
+from lensbench.views.leaderboard import build_leaderboard
+from lensbench.views.runs import read_run
 from lensbench.scoring.intervals import interval_block
 from lensbench.testing.runs import write_run
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from clirun import run_cli
-from lensbench.report.leaderboard_render import TIDY_COLUMNS
+from lensbench.views.leaderboard_render import TIDY_COLUMNS
 
 
 def cli(*args):

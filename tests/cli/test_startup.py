@@ -23,7 +23,7 @@ def test_top_level_help_imports_no_run_machinery_and_no_tool_module():
     mods = _imported("--help")
     assert "lensbench.cli.main" in mods  # the trace is real
     heavy = {"numpy", "aiohttp", "pydantic", "lensbench.benchmarks.registry", "lensbench.runtime.runner",
-             "lensbench.core.records", "lensbench.report.runs"}
+             "lensbench.core.records", "lensbench.report.runs", "lensbench.views.runs"}
     assert not heavy & mods, heavy & mods
     assert not [m for m in mods if m.startswith("lensbench.tools.")]
 

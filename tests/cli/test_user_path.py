@@ -220,7 +220,7 @@ DEMO_MODEL = {"groundingme": 'constant:{"bbox_2d": [10, 10, 40, 40]}', "groundin
 @pytest.mark.parametrize("contract_bench", contract_names("demo"), indirect=True)
 def test_demo_data_runs_every_benchmark_offline(contract_bench, tmp_path):
     """Every registered benchmark (plugins and tests/toybench included): its demo data runs offline; one without
-    demo data (the base class's write_demo) is refused in one line."""
+    demo data (no ``demo`` piece) is refused in one line."""
     bench, cls = contract_bench
     model = DEMO_MODEL.get(bench, "random")
     data = tmp_path / "demo"

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from lensbench.cli.main import app
 from lensbench.core.errors import DataError
 from lensbench.report.runs import iter_samples
-from lensbench.core.jsonl import (dumps_line, iter_jsonl, iter_lines, jsonl_text, read_jsonl, safe_line,
+from lensbench.core.jsonl import (read_json, dumps_line, iter_jsonl, iter_lines, jsonl_text, read_jsonl, safe_line,
                                   write_jsonl)
 
 SEPS = "\u2028\u2029\x85"
@@ -218,3 +218,23 @@ def test_more_readers_take_the_characters_raw(tmp_path):
     _raw(run / "samples.jsonl", [{"outcome": "scored", "sample_id": "s1", "reply": NASTY,
                                   "labels": {"image": f"img{NASTY}"}, "scores": {"aesthetics": 3}}])
     assert [r.key for r in rows_from_run(run).rows] == [f"img{NASTY}"]
+
+
+def test_read_json_reads_a_document_and_names_the_file_when_it_is_not_json(tmp_path):
+    """The one JSON question-file reader (issue 35.4): IF-Bench, RGB-Th-Bench and GOBench read through it."""
+    good = tmp_path / "q.json"
+    good.write_text('{"data": [{"QAs": []}], "n": "é"}', encoding="utf-8")
+    assert read_json(good) == {"data": [{"QAs": []}], "n": "é"}
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"data": [1,]}', encoding="utf-8")
+    with pytest.raises(DataError) as e:
+        read_json(bad)
+    try:
+        json.loads('{"data": [1,]}')
+    except json.JSONDecodeError as exc:
+        why = str(exc)
+    assert str(bad) in str(e.value) and f"not valid JSON: {why}" in str(e.value)
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"a": "\xe9"}')
+    with pytest.raises(DataError, match="not valid JSON"):
+        read_json(latin)

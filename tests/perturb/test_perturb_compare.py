@@ -18,10 +18,10 @@ from lensbench.benchmarks.rgbth.benchmark import RGBThBench
 from lensbench.benchmarks.rgbth.reproduce import paper
 from lensbench.cli.main import app
 from lensbench.cli.view import leaderboard_report
-from lensbench.report.compare import compare_runs
-from lensbench.report.reproduce import reproduce
-from lensbench.report.runs import read_run
-from lensbench.report.viewer.data import build_payload
+from lensbench.views.compare import compare_runs
+from lensbench.views.reproduce import reproduce
+from lensbench.views.runs import read_run
+from lensbench.views.viewer.data import build_payload
 from lensbench.runtime.runner import RunSettings, run_benchmark
 from lensbench.testing.server import FakeOpenAIServer
 

@@ -8,8 +8,8 @@ import pytest
 
 from lensbench.benchmarks.context import RunContext
 from lensbench.benchmarks.ifbench.benchmark import IFBench
-from lensbench.report.compare import compare_runs
-from lensbench.report.runs import read_run
+from lensbench.views.compare import compare_runs
+from lensbench.views.runs import read_run
 from lensbench.runtime.runner import RunSettings, run_benchmark
 from lensbench.testing.server import FakeOpenAIServer
 

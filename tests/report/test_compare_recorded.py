@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from lensbench.benchmarks.rgbth.benchmark import RGBThBench
-from lensbench.report.compare import compare_runs, render_comparison
-from lensbench.report.runs import read_run
+from lensbench.views.compare import compare_runs, render_comparison
+from lensbench.views.runs import read_run
 from lensbench.runtime.runner import RunSettings, run_benchmark
 
 GROUP = {"Scene": "RGB-Txt", "ObjPr": "RGB-Txt", "Attr": "RGB-Txt", "LocIm": "RGB-Txt", "SpRel": "RGB-Txt",

@@ -19,11 +19,11 @@ from lensbench.benchmarks.rgbth.reproduce import paper
 from lensbench.cli.main import app
 from lensbench.cli.view import leaderboard_report
 from lensbench.report.coverage import MAX_MISSING_SHARE, Coverage, run_coverage, run_status
-from lensbench.report.reproduce import reproduce
-from lensbench.report.runs import read_run
+from lensbench.views.reproduce import reproduce
+from lensbench.views.runs import read_run
 from lensbench.core.errors import NOT_SENT
 from lensbench.core.records import SampleRecord
-from lensbench.report.viewer.data import build_payload
+from lensbench.views.viewer.data import build_payload
 from lensbench.runtime.runner import RunSettings, run_benchmark
 from lensbench.testing.runs import write_run
 

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from lensbench.report.compare import compare_runs, render_comparison
-from lensbench.report.leaderboard import TIDY_COLUMNS, build_leaderboard, render_leaderboard
-from lensbench.report.runs import read_run
+from lensbench.views.compare import compare_runs, render_comparison
+from lensbench.views.leaderboard import TIDY_COLUMNS, build_leaderboard, render_leaderboard
+from lensbench.views.runs import read_run
 from lensbench.testing.runs import craft_run
 
 

@@ -13,10 +13,10 @@ from clirun import run_cli
 from lensbench.cli.view import leaderboard_report, write_viewer
 from lensbench.core.errors import NOT_SENT
 from lensbench.core.records import SampleRecord
-from lensbench.report.compare import compare_runs, render_comparison
-from lensbench.report.leaderboard import build_leaderboard, render_leaderboard
-from lensbench.report.runs import read_run
-from lensbench.report.viewer.html import read_page_data
+from lensbench.views.compare import compare_runs, render_comparison
+from lensbench.views.leaderboard import build_leaderboard, render_leaderboard
+from lensbench.views.runs import read_run
+from lensbench.views.viewer.html import read_page_data
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 from lensbench.scoring.intervals import interval_block
 from lensbench.benchmarks.registry import get_benchmark

@@ -10,9 +10,9 @@ import pytest
 
 import lensbench
 from lensbench.core.errors import ConfigError
-from lensbench.report.compare import compare_runs
-from lensbench.report.leaderboard import build_leaderboard, render_leaderboard
-from lensbench.report.runs import LoadedRun, read_run
+from lensbench.views.compare import compare_runs
+from lensbench.views.leaderboard import build_leaderboard, render_leaderboard
+from lensbench.views.runs import LoadedRun, read_run
 from lensbench.runtime.runner import run_benchmark
 from lensbench.runtime.settings import RunSettings
 from lensbench.benchmarks.rgbth.benchmark import RGBThBench
@@ -63,3 +63,16 @@ def test_not_a_run_folder(tmp_path):
     with pytest.raises(ConfigError):
         lensbench.load_run(tmp_path)
     assert read_run(tmp_path / "nope").problems == [f"{tmp_path / 'nope'}: not a folder"]
+
+
+def test_only_the_reader_above_the_benchmarks_looks_the_benchmark_up(runs):
+    """report/ sits below the benchmarks (issue 35.2): a run it reads by itself knows no benchmark (no tables, no
+    facts); the cross-benchmark reader hands the run the registry's lookup, and the API's run has it too."""
+    from lensbench.benchmarks.registry import get_benchmark
+    from lensbench.report.runs import read_folder, run_tables
+
+    low, high, api = read_folder(runs[0]), read_run(runs[0]), lensbench.load_run(runs[0])
+    assert low.facts is None and run_tables(low) == {}
+    assert high.facts is get_benchmark("rgb-th-bench") is api.facts
+    expected = RGBThBench.unit_tables(high.records)
+    assert sorted(run_tables(high)) == sorted(expected) == sorted(run_tables(api)) and expected

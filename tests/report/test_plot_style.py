@@ -38,8 +38,8 @@ def _styled(seen, n_min=1):
 
 
 def test_viewer_figures(saved, tmp_path):
-    from lensbench.report.figures import make_figures
-    from lensbench.report.runs import read_run
+    from lensbench.views.figures import make_figures
+    from lensbench.views.runs import read_run
 
     runs = [read_run(craft_run(tmp_path / b, b, "m", n=24, seed=1)) for b in ("rgb-th-bench", "if-bench", "groundingme")]
     figs = make_figures(runs)

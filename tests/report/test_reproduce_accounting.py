@@ -12,9 +12,9 @@ from lensbench.benchmarks.rgbth.data import SKILLS
 from lensbench.benchmarks.rgbth.reproduce import paper
 from lensbench.cli.reproduce import parse_price
 from lensbench.core.errors import ConfigError
-from lensbench.report.reproduce import reproduce
+from lensbench.views.reproduce import reproduce
 from lensbench.report.reproduce.accounting import usage_totals
-from lensbench.report.reproduce.render_html import render_html
+from lensbench.views.reproduce_html import render_html
 from lensbench.report.reproduce.render_md import render_markdown
 
 NAME = "rgb-th-bench"

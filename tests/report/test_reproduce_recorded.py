@@ -12,8 +12,9 @@ import pytest
 from clirun import run_cli
 from lensbench.benchmarks.rgbth.benchmark import RGBThBench
 from lensbench.benchmarks.rgbth.reproduce import paper
-from lensbench.report.reproduce import VERDICTS, reproduce
-from lensbench.report.runs import read_run
+from lensbench.report.reproduce import VERDICTS
+from lensbench.views.reproduce import reproduce
+from lensbench.views.runs import read_run
 from lensbench.runtime.runner import RunSettings, run_benchmark
 
 DEFAULT = [("GLM", None), ("doubao1_6_nonthink", None), ("doubao1_6_think", None), ("smolvlm2_2_2B_instruct", None),

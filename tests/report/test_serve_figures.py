@@ -7,15 +7,15 @@ import asyncio
 import pytest
 
 from lensbench.cli.view import write_viewer
-from lensbench.report.figures import make_figures
-from lensbench.report.runs import read_run
-from lensbench.report.viewer.html import read_page_data
+from lensbench.views.figures import make_figures
+from lensbench.views.runs import read_run
+from lensbench.views.viewer.html import read_page_data
 from lensbench.testing.runs import craft_run
 
 
 def test_serve_page_and_images(tmp_path):
     aiohttp_test = pytest.importorskip("aiohttp.test_utils")
-    from lensbench.report.viewer.serve import make_app, serve_roots
+    from lensbench.views.viewer.serve import make_app, serve_roots
 
     run = craft_run(tmp_path / "gm", "groundingme", "m", n=12)
     html, images, runs = write_viewer([run], None, embed=False, figures=False)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from lensbench.cli.view import write_viewer
-from lensbench.report.viewer.serve import allowed_hosts, inside, make_app, serve_roots
+from lensbench.views.viewer.serve import allowed_hosts, inside, make_app, serve_roots
 from lensbench.testing.runs import craft_run
 
 aiohttp_test = pytest.importorskip("aiohttp.test_utils")

@@ -14,9 +14,9 @@ import json
 import pytest
 
 from lensbench.core.records import SampleRecord
-from lensbench.report.compare import compare_runs, render_comparison
-from lensbench.report.leaderboard import build_leaderboard, render_leaderboard
-from lensbench.report.runs import read_run
+from lensbench.views.compare import compare_runs, render_comparison
+from lensbench.views.leaderboard import build_leaderboard, render_leaderboard
+from lensbench.views.runs import read_run
 from lensbench.scoring.intervals import MIN_CLUSTERS, interval_block
 from lensbench.testing.runs import craft_run
 
@@ -120,7 +120,7 @@ def test_viewer_run_table_has_an_empty_replies_column(runs, tmp_path):
     import shutil
 
     from lensbench.cli.view import write_viewer
-    from lensbench.report.viewer.html import read_page_data
+    from lensbench.views.viewer.html import read_page_data
 
     d = shutil.copytree(runs["few-a"], tmp_path / "few-a")
     doc = json.loads((d / "result.json").read_text(encoding="utf-8"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from lensbench.cli.view import leaderboard_report, write_viewer
-from lensbench.report.viewer import md_to_html
-from lensbench.report.viewer.html import read_page_data
+from lensbench.views.viewer import md_to_html
+from lensbench.views.viewer.html import read_page_data
 from lensbench.testing.runs import craft_run
 
 
@@ -78,7 +78,7 @@ def test_leaderboard_report_function(tmp_path):
 
 
 def test_details_come_in_chunks_after_the_script(tmp_path):
-    from lensbench.report.viewer.html import render_page
+    from lensbench.views.viewer.html import render_page
 
     a = craft_run(tmp_path / "a", "if-bench", "ma", n=40)
     html, _images, _runs = write_viewer([a], None, figures=False)
@@ -142,5 +142,5 @@ def test_decompression_bomb_images_become_placeholders(tmp_path, recwarn):
     assert not [w for w in recwarn.list if "DecompressionBomb" in type(w.message).__name__]
     from importlib.resources import files  # the page's script shows 'why' in the placeholder
 
-    js = (files("lensbench.report.viewer") / "assets" / "viewer.js").read_text(encoding="utf-8")
+    js = (files("lensbench.views.viewer") / "assets" / "viewer.js").read_text(encoding="utf-8")
     assert "'image not shown: ' + im.why" in js

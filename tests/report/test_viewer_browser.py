@@ -105,7 +105,7 @@ def test_ifbench_groups_rotations_and_languages(page):
 
 
 def test_comparison_lists_flipped_samples(page, page_file):
-    from lensbench.report.viewer.html import read_page_data
+    from lensbench.views.viewer.html import read_page_data
 
     page.click("#tabs button[data-tab=compare]")
     doc = read_page_data(page_file.read_text(encoding="utf-8"))

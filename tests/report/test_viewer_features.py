@@ -18,7 +18,7 @@ from urllib.parse import quote
 import pytest
 
 from lensbench.cli.view import write_viewer
-from lensbench.report.viewer.html import read_page_data
+from lensbench.views.viewer.html import read_page_data
 from lensbench.testing.runs import craft_run
 
 W, H = 1400, 1000
@@ -223,8 +223,8 @@ def recorded(rgbth_data, tmp_path_factory):
 
 def test_recorded_runs_page_and_reproduce_appendix(open_page, recorded, tmp_path, shots):
     from lensbench.benchmarks.rgbth.reproduce import paper
-    from lensbench.report.reproduce import reproduce
-    from lensbench.report.reproduce.render_html import render_html
+    from lensbench.views.reproduce import reproduce
+    from lensbench.views.reproduce_html import render_html
 
     out = tmp_path / "real.html"
     write_viewer(recorded, out, n_resamples=200)

@@ -10,9 +10,10 @@ from itertools import combinations
 import pytest
 
 from lensbench.cli.view import write_viewer
-from lensbench.report.figures import headline_bars, plot_labels, run_cis
-from lensbench.report.runs import read_run
-from lensbench.report.viewer.html import read_page_data
+from lensbench.report.figures import plot_labels, run_cis
+from lensbench.views.figures import headline_bars
+from lensbench.views.runs import read_run
+from lensbench.views.viewer.html import read_page_data
 from lensbench.testing.runs import craft_run
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from clirun import run_cli
-from lensbench.report.viewer.html import read_page_data
+from lensbench.views.viewer.html import read_page_data
 from lensbench.testing.runs import craft_run
 
 BENCHES = {"rgb-th-bench": 48, "if-bench": 32, "iv-bench": 16, "gobench": 24, "groundingme": 40}

@@ -91,6 +91,12 @@ class Benchmark(ABC):
     #: the official release: its source, the files its loader reads, its counts (``lensbench data download |
     #: check``); None when there is none to fetch
     layout: ClassVar[Layout | None] = None
+    #: the optional pieces, one rule for all: piece -> ``"module:attr"`` (imported on first use, by :meth:`piece`;
+    #: a literal, so the import-rule check of tests/core/test_layers.py sees it). Pieces: ``demo``
+    #: (``write_demo(root) -> data folder``), ``stats`` (``dataset_stats(data_dir)``), ``reproduce``
+    #: (``paper() -> Paper``), ``crafted`` (``craft_records(crafter)``), ``figures`` (``figures(runs)``); see
+    #: docs/adding-a-benchmark.md. A subclass inherits its parent's.
+    pieces: ClassVar[Mapping[str, str]] = {}
 
     class Options(BaseModel):
         """Benchmark-specific options (none by default)."""
@@ -227,51 +233,45 @@ class Benchmark(ABC):
 
     def dataset_stats(self, data_dir: Path) -> Any:
         """The dataset statistics of ``data_dir`` beside the paper's (``lensbench data stats``): a
-        :class:`lensbench.report.datastats.DatasetStats` from ``dataset_stats(data_dir)`` of the
-        ``stats`` module in this benchmark's own package (its statistics live with it).
+        :class:`lensbench.report.datastats.DatasetStats` from its ``stats`` piece
+        (:attr:`pieces`; its statistics live with it).
 
-        Raises ConfigError when the package has no ``stats`` module; DataError for unreadable data.
+        Raises ConfigError when it has no ``stats`` piece; DataError for unreadable data.
         """
-        return self._own_module("stats", "'lensbench data stats' has no statistics").dataset_stats(Path(data_dir))
+        return self.piece("stats", "'lensbench data stats' has no statistics")(Path(data_dir))
 
     def reproduction(self) -> Any:
         """The paper's declaration for ``lensbench reproduce`` (a :class:`lensbench.report.reproduce.spec.Paper`):
-        ``paper()`` of the ``reproduce`` module in this benchmark's own package (its tables, figures, claims
-        and baselines live with it). Raises ConfigError when the package has none."""
-        return self._own_module("reproduce", "'lensbench reproduce' has no paper declaration").paper()
+        its ``reproduce`` piece called (:attr:`pieces`; its tables, figures, claims and baselines live with it).
+        Raises ConfigError when it has none."""
+        return self.piece("reproduce", "'lensbench reproduce' has no paper declaration")()
 
     @classmethod
     def craft_records(cls, crafter: Crafter) -> list[SampleRecord]:
         """Crafted records in this benchmark's record shape, for tests of the report side
-        (:func:`lensbench.testing.runs.craft_run`): ``craft_records(crafter)`` of the ``crafted`` module in
-        this benchmark's own package (:mod:`lensbench.benchmarks.crafting`). Raises ConfigError when there
-        is none."""
-        return cls._own_module("crafted", "no crafted records").craft_records(crafter)
+        (:func:`lensbench.testing.runs.craft_run`): its ``crafted`` piece (:attr:`pieces`,
+        :mod:`lensbench.benchmarks.crafting`). Raises ConfigError when there is none."""
+        return cls.piece("crafted", "no crafted records")(crafter)
 
     @classmethod
     def figures(cls, runs: Sequence[Any]) -> list[tuple[str, str, bytes]]:
         """Plots of ``runs`` (runs of this benchmark, :class:`lensbench.report.runs.LoadedRun`) as ``(kind, title,
-        PNG bytes)``, kind one of :data:`lensbench.report.figures.KINDS`: ``figures(runs)`` of the ``figures``
-        module in this benchmark's own package; none when it has no such module."""
-        try:
-            mod = cls._own_module("figures", "no figures")
-        except ConfigError:
-            return []
-        return mod.figures(runs)
+        PNG bytes)``, kind one of :data:`lensbench.report.figures.KINDS`: its ``figures`` piece
+        (:attr:`pieces`); none when it has none."""
+        return cls.piece("figures", "no figures")(runs) if "figures" in cls.pieces else []
 
     @classmethod
-    def _own_module(cls, name: str, missing: str) -> Any:
-        """The module ``name`` of this benchmark's package. Raises ConfigError ``"<missing> for <benchmark>"``
-        when the package has none (a module that exists but fails to import raises its own error)."""
+    def piece(cls, name: str, missing: str = "no such piece") -> Any:
+        """The optional piece ``name`` (:attr:`pieces`): its ``"module:attr"`` target, imported. Raises
+        ConfigError ``"<missing> for <benchmark>"`` when the benchmark declares none (a module that fails to
+        import, or lacks the attribute, raises its own error: a broken piece is a bug, not an absence)."""
         import importlib
 
-        target = f"{cls.__module__.rpartition('.')[0]}.{name}"
-        try:
-            return importlib.import_module(target)
-        except ModuleNotFoundError as exc:
-            if not exc.name or not target.startswith(exc.name):
-                raise  # the module exists but imports something missing
-            raise ConfigError(f"{missing} for {cls.name}") from None
+        target = cls.pieces.get(name)
+        if target is None:
+            raise ConfigError(f"{missing} for {cls.name}")
+        mod, _, attr = target.partition(":")
+        return getattr(importlib.import_module(mod), attr)
 
     def count_release(self, data_dir: Path) -> int:
         """How many samples the loader reads from ``data_dir`` with the default options (``lensbench data check``
@@ -309,9 +309,11 @@ class Benchmark(ABC):
         """Write a small generated data set in the release layout under ``root`` (NOT the benchmark: for
         trying the commands offline) and return the folder to pass to ``--data-dir``.
 
-        Raises ConfigError when the benchmark has no demo data.
+        Its ``demo`` piece (:attr:`pieces`). Raises ConfigError when the benchmark has no demo data.
         """
-        raise ConfigError(f"{cls.name} has no demo data set")
+        if "demo" not in cls.pieces:
+            raise ConfigError(f"{cls.name} has no demo data set")
+        return cls.piece("demo")(root)
 
     @property
     def can_draw(self) -> bool:

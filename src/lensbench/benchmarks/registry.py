@@ -12,7 +12,7 @@ error); the class of a loaded plugin is handed out guarded (:func:`guarded`), so
 own code raises at construction, load, expand, score, aggregate or in its tables becomes a
 :class:`PluginError` naming the plugin, the method and the error, never a traceback.
 
-Importing this module installs the lookup the report side asks (:func:`lensbench.report.catalog.install`).
+The cross-benchmark readers (:mod:`lensbench.views`) import this module directly (:mod:`lensbench.views.catalog`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from lensbench.benchmarks.steps import Batches, Unsent
 from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.core.records import SampleRecord
 from lensbench.core.types import Request
-from lensbench.report.catalog import install
 
 __all__ = ["BENCHMARKS", "ENTRY_POINT_GROUP", "PluginError", "get_benchmark", "all_benchmarks", "benchmark_names",
            "plugins", "guarded"]
@@ -190,13 +189,3 @@ def _wrap(fn, name: str, target: str, meth: str):
 def all_benchmarks() -> dict[str, type[Benchmark]]:
     """Every benchmark class by name (imports them all)."""
     return {name: get_benchmark(name) for name in benchmark_names()}
-
-
-def _facts(name: str) -> type[Benchmark] | None:
-    try:
-        return get_benchmark(name)
-    except KeyError:
-        return None
-
-
-install(_facts, benchmark_names)

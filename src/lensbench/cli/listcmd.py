@@ -3,7 +3,7 @@ model backends (spec, model arguments), as tables or ``--json``.
 
 Every benchmark fact comes from the benchmark class itself (``description``, ``n_samples``,
 ``sample_unit``, ``headline``, :meth:`~lensbench.benchmarks.base.Benchmark.judge_use`,
-:meth:`~lensbench.benchmarks.base.Benchmark.write_demo`); whether its data is present from the data
+its ``demo`` piece, :attr:`~lensbench.benchmarks.base.Benchmark.pieces`); whether its data is present from the data
 home (:func:`lensbench.core.datahome.data_status`).
 """
 
@@ -42,7 +42,6 @@ def _why(exc: Exception) -> str:
 
 
 def _benchmark_entry(name: str) -> dict[str, Any]:
-    from lensbench.benchmarks.base import Benchmark
     from lensbench.benchmarks.registry import get_benchmark
     from lensbench.core.datahome import data_status, default_data_dir
 
@@ -50,7 +49,7 @@ def _benchmark_entry(name: str) -> dict[str, Any]:
         cls = get_benchmark(name)
         return {"name": name, "title": cls.title, "description": cls.description, "n_samples": cls.n_samples,
                 "sample_unit": cls.sample_unit, "headline": cls.headline, "judge": cls(None).judge_use(),
-                "demo": cls.write_demo.__func__ is not Benchmark.write_demo.__func__,
+                "demo": "demo" in cls.pieces,
                 "data": data_status(name), "data_dir": str(default_data_dir(name))}
     except Exception as exc:  # noqa: BLE001 - a plugin's failure is its one line, the catalogue goes on
         return {"name": name, "error": _why(exc)}

@@ -110,8 +110,8 @@ def reproduce_cmd(
     claims tested with paired tests and Holm's correction, token/latency/cost accounting, modality baselines,
     and what the runs cannot support (and which run would)."""
     from lensbench.benchmarks.registry import BENCHMARKS, get_benchmark
-    from lensbench.report.reproduce import reproduce
-    from lensbench.report.reproduce.render_html import render_html
+    from lensbench.views.reproduce import reproduce
+    from lensbench.views.reproduce_html import render_html
     from lensbench.report.reproduce.render_md import render_markdown
 
     if paper not in BENCHMARKS:

@@ -132,7 +132,7 @@ def print_report(bench: Benchmark, results, fmt: str, with_paper: bool) -> None:
     (:func:`lensbench.report.runinfo.perturbation_header`)."""
     if fmt == "md":
         from lensbench.report.coverage import coverage_header
-        from lensbench.report.runs import read_run
+        from lensbench.views.runs import read_run
 
         from lensbench.report.runinfo import perturbation_header
 

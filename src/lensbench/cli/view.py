@@ -1,7 +1,7 @@
 """``lensbench view`` (the run viewer), ``lensbench compare`` (paired comparison of two runs) and
 the multi-benchmark leaderboard behind ``lensbench report`` (:func:`leaderboard_report`).
 
-Mounted on the main app by :func:`register`. The reports are assembled in :mod:`lensbench.report.assemble`;
+Mounted on the main app by :func:`register`. The reports are assembled in :mod:`lensbench.views.assemble`;
 this module writes or serves the result.
 Everything is read from run folders; nothing is sent to a model.
 """
@@ -32,11 +32,11 @@ console = make_console(soft_wrap=True)
 def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bool = True, figures: bool = True,
                  compare: bool = True, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, max_thumbs: int = 3000,
                  chunk: int | None = None):
-    """Build the viewer for ``run_dirs`` (:func:`lensbench.report.assemble.viewer_page`); writes ``out`` when
+    """Build the viewer for ``run_dirs`` (:func:`lensbench.views.assemble.viewer_page`); writes ``out`` when
     given (refused at once, before anything is built, when it is a run folder's own file). Returns
     ``(html, image registry, runs)``."""
     from lensbench.core.writes import write_atomically
-    from lensbench.report.assemble import viewer_page
+    from lensbench.views.assemble import viewer_page
     from lensbench.runtime.folder import check_out_file
 
     if out is not None:
@@ -90,7 +90,7 @@ def view(
         html, images, runs = write_viewer(run_dirs, None if serve else out, embed=not serve, figures=figures,
                                           n_resamples=resamples, seed=seed, max_thumbs=max_thumbs)
     if figures_dir is not None:
-        from lensbench.report.figures import make_figures
+        from lensbench.views.figures import make_figures
 
         figures_dir.mkdir(parents=True, exist_ok=True)
         for i, (title, png) in enumerate(make_figures(runs)):
@@ -98,8 +98,8 @@ def view(
             (figures_dir / f"{i:02d}_{name}.png").write_bytes(png)
         console.print(f"plots: {figures_dir}", highlight=False)
     if serve:
-        from lensbench.report.viewer.serve import serve as run_server
-        from lensbench.report.viewer.serve import serve_roots
+        from lensbench.views.viewer.serve import serve as run_server
+        from lensbench.views.viewer.serve import serve_roots
 
         try:
             run_server(html, images.paths, port=port, roots=serve_roots(runs),
@@ -119,8 +119,8 @@ def compare(
     seed: Annotated[int, typer.Option("--seed", help=SEED_HELP)] = 0,
 ) -> None:
     """Paired difference A - B on the shared samples, per metric and category (CI, p-value), and flipped samples."""
-    from lensbench.report.compare import compare_runs, render_comparison
-    from lensbench.report.runs import read_run
+    from lensbench.views.compare import compare_runs, render_comparison
+    from lensbench.views.runs import read_run
 
     a, b = read_run(run_a), read_run(run_b)
     try:
@@ -133,9 +133,9 @@ def compare(
 
 def leaderboard_report(run_dirs: Sequence[str | Path], fmt: str = "md", *, n_resamples: int = DEFAULT_RESAMPLES,
                        seed: int = 0, every_metric: bool = False) -> str:
-    """The multi-benchmark leaderboard of ``run_dirs`` (:func:`lensbench.report.assemble.leaderboard_text`;
+    """The multi-benchmark leaderboard of ``run_dirs`` (:func:`lensbench.views.assemble.leaderboard_text`;
     ``every_metric``: every number of each result). Raises ValueError for an unknown ``fmt``."""
-    from lensbench.report.assemble import leaderboard_text
+    from lensbench.views.assemble import leaderboard_text
 
     return leaderboard_text(run_dirs, fmt, n_resamples=n_resamples, seed=seed, every_metric=every_metric)
 

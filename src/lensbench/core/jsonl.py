@@ -1,4 +1,5 @@
-"""The one reader and the one writer of JSON Lines files, with errors that name the file and the line.
+"""The one reader and the one writer of JSON Lines files, with errors that name the file and the line; and the one
+reader of a benchmark's JSON question file (:func:`read_json`).
 
 A line ends at ``"\\n"`` only (``"\\r\\n"`` too: the ``"\\r"`` left is JSON whitespace). A text may hold
 U+2028 / U+2029 (line and paragraph separators) and U+0085 (next line) raw inside a JSON string, which
@@ -17,7 +18,7 @@ from typing import IO, Any
 
 from lensbench.core.errors import DataError
 
-__all__ = ["iter_jsonl", "read_jsonl", "parse_jsonl", "iter_lines", "safe_line", "dumps_line", "jsonl_text",
+__all__ = ["read_json", "iter_jsonl", "read_jsonl", "parse_jsonl", "iter_lines", "safe_line", "dumps_line", "jsonl_text",
            "write_jsonl"]
 
 #: the characters ``str.splitlines`` splits on that JSON may hold raw in a string, and their JSON escapes
@@ -105,6 +106,17 @@ def iter_jsonl(path: str | Path, what: str = "file", kind: type | None = None) -
     not valid JSON (...)"``, or with ``kind`` ``"line N: not a JSON object but list"`` (:func:`parse_jsonl`)."""
     p = Path(path)
     yield from parse_jsonl(p, _text(p, what), kind)
+
+
+def read_json(path: str | Path) -> Any:
+    """The JSON document of ``path`` (UTF-8): the question files of IF-Bench (``if_bench.json``), RGB-Th-Bench
+    (``questions.json``) and GOBench (``data_total.json``). Raises DataError naming the file, ``"not valid JSON:
+    <the decoder's message>"``, for text that is not JSON or not UTF-8; OSError when the file cannot be read."""
+    p = Path(path)
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(p, f"not valid JSON: {exc}") from None
 
 
 def read_jsonl(path: str | Path, what: str = "file", kind: type | None = None) -> list[Any]:

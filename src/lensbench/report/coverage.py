@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from lensbench.core.errors import NOT_SENT, LensbenchError
-from lensbench.report.catalog import describe
 from lensbench.report.runs import LoadedRun, ensure_records
 
 __all__ = ["Coverage", "run_coverage", "run_status", "coverage_header", "error_split", "MAX_MISSING_SHARE",
@@ -166,7 +165,7 @@ class Coverage:
 
 def _facts(run: LoadedRun) -> Any:
     try:
-        return describe(run.benchmark)
+        return run.facts
     except LensbenchError:  # a plugin that cannot be loaded: nothing known of its release
         return None
 

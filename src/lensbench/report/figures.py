@@ -1,20 +1,17 @@
-"""Plots of runs (matplotlib, imported lazily, Agg backend): PNG bytes for the viewer and as files.
+"""Plot helpers (matplotlib, imported lazily, Agg backend): PNG bytes for the viewer and as files.
 
 Each benchmark draws its own plots (:meth:`~lensbench.benchmarks.base.Benchmark.figures`, asked
-through :func:`lensbench.report.catalog.describe`) with the helpers here: :func:`plt` / :func:`png`
+by :func:`lensbench.views.figures.make_figures`) with the helpers here: :func:`plt` / :func:`png`
 (the figure life cycle), :func:`finished`, :func:`plot_labels` (one distinct name per run: the model, with
 its tag and differing settings where model names repeat), :func:`run_cis` (a run's CIs, from its
 ``result.json``) and :func:`dimension_bars` (one group of bars per column of a metrics block, one bar per
-run, with CI error bars). :func:`make_figures` puts them in one fixed order, with every benchmark's
-:func:`headline_bars` (headline values with their CIs) first: figures of one kind side by side
-(:data:`KINDS`), benchmarks by name within a kind. A plot whose inputs are absent is skipped (never an error).
+run, with CI error bars). A plot whose inputs are absent is skipped (never an error).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from lensbench.report.catalog import describe
 from lensbench.report.common import run_tags
 from lensbench.report.plotstyle import png_bytes, pyplot
 from lensbench.report.runinfo import protocol_settings, settings_label
@@ -22,8 +19,7 @@ from lensbench.report.runs import LoadedRun, run_intervals
 from lensbench.scoring.agreement import MIN_CLUSTERS
 from lensbench.scoring.intervals import design_for
 
-__all__ = ["KINDS", "make_figures", "plt", "png", "finished", "dimension_bars", "plot_labels", "run_cis",
-           "headline_bars", "CI_NOTE"]
+__all__ = ["KINDS", "plt", "png", "finished", "dimension_bars", "plot_labels", "run_cis", "error_bars", "CI_NOTE"]
 
 #: the caption under every plot with error bars
 CI_NOTE = ("error bars: 95% CI, percentile bootstrap over the benchmark's clusters (result.json's; none below "
@@ -86,7 +82,7 @@ def run_cis(run: LoadedRun) -> dict[tuple[str, str], tuple[float, float]]:
                 if isinstance(iv, list) and len(iv) >= 4 and None not in iv[1:4] and iv[3] >= MIN_CLUSTERS:
                     out.setdefault((str(t.get("metric")), col), (float(iv[1]), float(iv[2])))
         return out
-    facts = describe(run.benchmark)
+    facts = run.facts
     if facts is None or not run.records:
         return out
     from lensbench.report.runs import run_tables
@@ -99,7 +95,7 @@ def run_cis(run: LoadedRun) -> dict[tuple[str, str], tuple[float, float]]:
     return out
 
 
-def _yerr(values: Sequence[float | None], cis: Sequence[tuple[float, float] | None]):
+def error_bars(values: Sequence[float | None], cis: Sequence[tuple[float, float] | None]):
     """matplotlib's ``yerr`` (2, n) from CIs around ``values`` (0 where a bar has no CI)."""
     lo = [v - c[0] if c and v is not None else 0.0 for v, c in zip(values, cis)]
     hi = [c[1] - v if c and v is not None else 0.0 for v, c in zip(values, cis)]
@@ -125,7 +121,7 @@ def dimension_bars(runs: Sequence[LoadedRun], metric: str, title: str, skip: Col
     for k, (model, b) in enumerate(blocks):
         xs = [i + (k - (len(blocks) - 1) / 2) * w for i in range(len(cols))]
         ys = [b.get(c) if isinstance(b.get(c), (int, float)) else 0 for c in cols]
-        ax.bar(xs, ys, w, label=model, yerr=_yerr(ys, [cis[k].get((metric, c)) for c in cols]),
+        ax.bar(xs, ys, w, label=model, yerr=error_bars(ys, [cis[k].get((metric, c)) for c in cols]),
                error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#1f2328"})
     ax.set_xticks(range(len(cols)), cols, rotation=45, ha="right")
     ax.set_ylabel("%")
@@ -133,60 +129,3 @@ def dimension_bars(runs: Sequence[LoadedRun], metric: str, title: str, skip: Col
     ax.legend()
     fig.text(0, 0, CI_NOTE, fontsize=7, color="#57606a", ha="left", va="top")
     return png(fig)
-
-
-def headline_bars(runs: Sequence[LoadedRun], benchmark: str) -> bytes | None:
-    """One panel per headline of the benchmark (its leaderboard cells, e.g. QAcc and SAcc Overall): the value per
-    run (named by :func:`plot_labels`), horizontal bars with the 95% CI as error bars where :func:`run_cis` has
-    one (none below 10 clusters); None when no run has a headline value."""
-    rs = finished(runs)
-    facts = describe(benchmark)
-    if not rs or facts is None:
-        return None
-    names, cis = plot_labels(rs), [run_cis(r) for r in rs]
-    panels = []
-    for hl in facts.headlines:
-        blocks = [r.result.metrics.get(hl.metric) for r in rs]  # type: ignore[union-attr]
-        vals = [b.get(hl.column) if isinstance(b, dict) and isinstance(b.get(hl.column), (int, float)) else None
-                for b in blocks]
-        if any(v is not None for v in vals):
-            cells = [c.get((hl.metric, hl.category)) for c in cis]
-            panels.append((hl.metric if hl.named else "", hl.column, vals, cells))
-    if not panels:
-        return None
-    pyplot = plt()
-    fig, axes = pyplot.subplots(1, len(panels), figsize=(3.2 + 2.6 * len(panels), 0.9 + 0.32 * len(rs)),
-                                sharey=True, squeeze=False)
-    ys = list(range(len(rs)))[::-1]
-    for ax, (m, col, vals, ci) in zip(axes[0], panels):
-        v = [x if x is not None else 0.0 for x in vals]
-        err = _yerr(v, [c if x is not None else None for x, c in zip(vals, ci)])
-        ax.barh(ys, v, 0.6, xerr=err, color="#0969da", error_kw={"elinewidth": 1, "capsize": 3, "ecolor": "#1f2328"})
-        for y, x, c in zip(ys, vals, ci):
-            if x is not None:
-                ax.text(c[1] if c else x, y, f" {x:.1f}" if x > 1.5 else f" {x:.3f}", va="center", fontsize=7)
-        top = max([c[1] if c else 0.0 for c in ci] + [x for x in vals if x is not None] + [0.0])
-        ax.set_title(f"{m} {col}".strip())
-        ax.set_xlim(0, 105 if top > 1.5 else 1.05)  # percent, or a 0-1 score
-        ax.grid(axis="x")
-        ax.grid(axis="y", visible=False)
-        ax.set_xlabel("%" if top > 1.5 else "score")
-    axes[0][0].set_yticks(ys, names)
-    fig.suptitle(f"{benchmark}: headline metrics per run")
-    fig.text(0, 0, CI_NOTE, fontsize=7, color="#57606a", ha="left", va="top")
-    return png(fig)
-
-
-def make_figures(runs: Sequence[LoadedRun]) -> list[tuple[str, bytes]]:
-    """Every plot the runs allow, as ``(title, PNG bytes)``: by kind (:data:`KINDS`), then benchmark name."""
-    drawn: list[tuple[int, str, str, bytes]] = []
-    for name in sorted({r.benchmark for r in runs}):
-        facts = describe(name)
-        if facts is None:
-            continue
-        own = [r for r in runs if r.benchmark == name]
-        head = headline_bars(own, name)
-        if head is not None:
-            drawn.append((-1, name, f"{name}: headline metrics per run (95% CI)", head))
-        drawn += [(KINDS.index(kind), name, title, data) for kind, title, data in facts.figures(own)]
-    return [(title, data) for _k, _n, title, data in sorted(drawn, key=lambda d: d[:2])]

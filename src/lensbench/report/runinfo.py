@@ -23,7 +23,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lensbench.report.catalog import describe
 from lensbench.report.coverage import UNSENT, error_split, run_coverage
 from lensbench.report.runs import LoadedRun
 
@@ -42,7 +41,7 @@ def protocol_settings(run: LoadedRun) -> dict[str, Any]:
     """``{setting: value}`` of ``run`` (see the module docstring); options first, then judge and overrides."""
     res = run.result
     options = (res.options if res is not None and res.options else run.manifest.get("options")) or {}
-    facts = describe(run.benchmark)
+    facts = run.facts
     skip = facts.not_settings if facts is not None else frozenset()
     out: dict[str, Any] = {k: v for k, v in options.items() if k not in skip}
     judge = (res.extra.get("judge") if res is not None else None) or run.manifest.get("judge_spec")

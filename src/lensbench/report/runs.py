@@ -7,9 +7,11 @@ A run folder holds ``run.json`` (manifest), ``samples.jsonl`` (one
 
 * strict, for commands that need the file: :func:`read_manifest`, :func:`load_result`,
   :func:`iter_samples` raise ConfigError naming the file (and line);
-* lenient, for reports and the viewer over many runs: :func:`read_run` reads what is there into a
+* lenient, for reports and the viewer over many runs: :func:`read_folder` reads what is there into a
   :class:`LoadedRun` and lists what is missing or unreadable in ``problems`` instead of raising, so a
-  report lists the bad runs and goes on. (The public :func:`lensbench.load_run` is the strict read of
+  report lists the bad runs and goes on. The cross-benchmark readers read runs through
+  :func:`lensbench.views.runs.read_run`, which also hands the run its benchmark lookup (``lookup``: this
+  layer sits below the benchmarks and never looks one up by name). (The public :func:`lensbench.load_run` is the strict read of
   one whole folder, its result rebuilt from the store when missing.)
 
 :func:`run_tables` and :func:`run_intervals` compute a run's metric tables and CIs once per
@@ -20,7 +22,7 @@ report asks for are read from ``result.json`` when the run stored them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,10 +31,9 @@ from lensbench.core.errors import ConfigError
 from lensbench.core.records import SampleRecord
 from lensbench.core.results import RunResult
 from lensbench.scoring.bootstrap import Design, Interval, UnitTable
-from lensbench.report.catalog import describe
 from lensbench.scoring.intervals import intervals_from_block, tables_block
 
-__all__ = ["MANIFEST", "SAMPLES", "RESULT", "read_manifest", "load_result", "iter_samples", "LoadedRun", "read_run",
+__all__ = ["MANIFEST", "SAMPLES", "RESULT", "read_manifest", "load_result", "iter_samples", "LoadedRun", "read_folder",
            "ensure_records", "run_tables", "run_intervals", "run_table_settings"]
 
 MANIFEST = "run.json"
@@ -112,6 +113,14 @@ class LoadedRun:
     _intervals: dict[Design, dict[tuple[str, str], Interval]] = field(default_factory=dict, repr=False,
                                                                       compare=False)
     _coverage: Any = field(default=None, repr=False, compare=False)  # lensbench.report.coverage.run_coverage
+    lookup: Callable[[str], Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def facts(self) -> Any:
+        """The run's benchmark class (what reports ask of it, :class:`lensbench.views.catalog.BenchmarkFacts`)
+        through ``lookup`` (set by :func:`lensbench.views.runs.read_run`); None for an unknown benchmark or a
+        run read without a lookup. Raises ConfigError for a plugin that cannot be loaded."""
+        return self.lookup(self.benchmark) if self.lookup is not None else None
 
     @property
     def benchmark(self) -> str:
@@ -134,11 +143,13 @@ class LoadedRun:
         return f"{self.model} ({self.path.name})"
 
 
-def read_run(run_dir: str | Path, with_records: bool = True) -> LoadedRun:
+def read_folder(run_dir: str | Path, with_records: bool = True,
+                lookup: Callable[[str], Any] | None = None) -> LoadedRun:
     """Read ``run_dir``; never raises for a missing or broken file (see :class:`LoadedRun`).
-    ``with_records=False``: ``samples.jsonl`` is read on first use (:func:`ensure_records`)."""
+    ``with_records=False``: ``samples.jsonl`` is read on first use (:func:`ensure_records`); ``lookup``:
+    benchmark name -> its class or None (:attr:`LoadedRun.facts`)."""
     p = Path(run_dir)
-    run = LoadedRun(p)
+    run = LoadedRun(p, lookup=lookup)
     if not p.is_dir():
         run.problems.append(f"{p}: not a folder")
         return run
@@ -184,7 +195,7 @@ def run_tables(run: LoadedRun) -> dict[str, UnitTable]:
     its records), made once; ``{}`` for an unknown benchmark, no records, or records not in the shape the
     benchmark writes (a CI is then missing, with a note, never an error)."""
     if run._tables is None:
-        facts, records = describe(run.benchmark), ensure_records(run)
+        facts, records = run.facts, ensure_records(run)
         try:
             run._tables = facts.unit_tables(records) if facts is not None and records else {}
         except (KeyError, TypeError, ValueError):

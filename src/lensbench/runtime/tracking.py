@@ -8,7 +8,7 @@ run the same way):
   fingerprint, lensbench version;
 * metrics: every number of ``result.json`` as ``<metric>/<category>``, plus the 95% bootstrap CI
   of the headline metrics (``<metric>/<category>_ci_low`` and ``_ci_high``; from
-  :func:`lensbench.report.leaderboard.build_leaderboard`, so the same figures ``lensbench report``
+  :func:`lensbench.views.leaderboard.build_leaderboard`, so the same figures ``lensbench report``
   prints), and the same as a table (metric, category, value, ci_low, ci_high, n);
 * the per-sample table: one row per ``samples.jsonl`` record (sample id, outcome, parsed answer,
   target, reply, error, labels and scores as JSON).
@@ -123,8 +123,8 @@ def run_payload(run_dir: str | Path) -> dict[str, Any]:
     """What a tracker gets from ``run_dir``: ``name``, ``settings`` (dict), ``metrics`` (flat name -> number),
     ``metric_rows`` / ``sample_rows`` (lists of rows in :data:`_METRIC_COLUMNS` / :data:`_SAMPLE_COLUMNS`
     order). Raises ConfigError when ``run_dir`` has no finished run (no ``result.json``)."""
-    from lensbench.report.leaderboard import build_leaderboard
-    from lensbench.report.runs import read_run
+    from lensbench.views.leaderboard import build_leaderboard
+    from lensbench.views.runs import read_run
 
     run = read_run(run_dir)
     if run.result is None:

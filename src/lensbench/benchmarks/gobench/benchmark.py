@@ -74,6 +74,14 @@ class GOBench(Benchmark):
     headline = "SPS; PLCC / SRCC (Tables 1-3)"
     headlines = HEADLINES
     layout = release.LAYOUT
+    #: the optional pieces (:attr:`lensbench.benchmarks.base.Benchmark.pieces`)
+    pieces = {
+        "demo": "lensbench.benchmarks.gobench.demo:write_demo",
+        "stats": "lensbench.benchmarks.gobench.stats:dataset_stats",
+        "reproduce": "lensbench.benchmarks.gobench.reproduce:paper",
+        "crafted": "lensbench.benchmarks.gobench.crafted:craft_records",
+        "figures": "lensbench.benchmarks.gobench.figures:figures",
+    }
     cluster = CLUSTER
     load_unit = "images"
     skipped_key = "n_images_missing"
@@ -141,13 +149,6 @@ class GOBench(Benchmark):
         ``Loaded.counts``: records in the file, the records file, images missing, loaded, ground-truth matching
         (:func:`.load.load_gobench`, which names the errors raised)."""
         return load_gobench(Path(data_dir), self.options)
-
-    @classmethod
-    def write_demo(cls, root: Path) -> Path:
-        """Generated records, images and human ratings (:func:`lensbench.benchmarks.gobench.demo.write_demo`)."""
-        from lensbench.benchmarks.gobench.demo import write_demo
-
-        return write_demo(root)
 
     def count_release(self, data_dir: Path) -> int:
         """The records of ``data_total.json`` (:mod:`lensbench.benchmarks.gobench.layout`)."""

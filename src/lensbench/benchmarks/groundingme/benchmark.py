@@ -58,6 +58,14 @@ class GroundingME(Benchmark):
     headlines = HEADLINES
     cluster = CLUSTER
     layout = LAYOUT
+    #: the optional pieces (:attr:`lensbench.benchmarks.base.Benchmark.pieces`)
+    pieces = {
+        "demo": "lensbench.benchmarks.groundingme.demo:write_demo",
+        "stats": "lensbench.benchmarks.groundingme.stats:dataset_stats",
+        "reproduce": "lensbench.benchmarks.groundingme.reproduce:paper",
+        "crafted": "lensbench.benchmarks.groundingme.crafted:craft_records",
+        "figures": "lensbench.benchmarks.groundingme.figures:figures",
+    }
 
     @classmethod
     def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
@@ -79,13 +87,6 @@ class GroundingME(Benchmark):
         arrow = d.suffix.lower() in (".parquet", ".arrow") if d.is_file() else d.is_dir() and any(
             next(d.rglob(f"*.{ext}"), None) is not None for ext in ("parquet", "arrow"))
         return [Requirement("pyarrow", "data", "reading GroundingME parquet / Arrow files")] if arrow else []
-
-    @classmethod
-    def write_demo(cls, root: Path) -> Path:
-        """A generated VLMEvalKit-style ``groundingme.tsv`` (:func:`lensbench.benchmarks.groundingme.demo.write_demo`)."""
-        from lensbench.benchmarks.groundingme.demo import write_demo
-
-        return write_demo(root)
 
     class Options(BaseModel):
         """GroundingME options (``lensbench run groundingme --help``)."""

@@ -119,20 +119,13 @@ class GroundingRejectionSet(GroundingME):
     description = ("grounding with rejection on a built items file (RefCOCOg val + negatives, 'lensbench train "
                    "groundingme data'): positives' boxes and negatives' rejection, averaged")
     n_samples = None  # an items file of the user's own construction: no fixed size
+    #: GroundingME's pieces, but demo data in this variant's own items format (:meth:`load` reads no TSV)
+    pieces = {**GroundingME.pieces, "demo": "lensbench.benchmarks.groundingme.demo:write_items_demo"}
 
     @classmethod
     def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
         """Acc@0.5 of positives, negatives and their mean (:func:`macro_table`)."""
         return nonempty({"Acc@0.5": macro_table(records)})
-
-    @classmethod
-    def write_demo(cls, root: Path) -> Path:
-        """A generated ``items.jsonl`` + ``images/`` in this variant's own format
-        (:func:`lensbench.benchmarks.groundingme.demo.write_items_demo`; not GroundingME's TSV, which
-        :meth:`load` does not read)."""
-        from lensbench.benchmarks.groundingme.demo import write_items_demo
-
-        return write_items_demo(root)
 
     def load(self, data_dir: Path) -> Loaded:
         """:func:`load_items` of ``data_dir``."""

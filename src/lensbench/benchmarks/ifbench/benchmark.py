@@ -48,6 +48,7 @@ from lensbench.core.types import GenParams, ImagePart, Message, Request, StoredR
 from lensbench.media.perturb import (cache_folder, check_perturbation, item_seed, non_circular_permutation,
                                      perturbed_image)
 from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.choice import choice_outcome
 from lensbench.scoring.judges import judge_round
 from lensbench.scoring.units import nonempty
 
@@ -68,6 +69,14 @@ class IFBench(Benchmark):
     headline = "Avg, Strict (Tab. 2, 7)"
     headlines = HEADLINES
     layout = release.LAYOUT
+    #: the optional pieces (:attr:`lensbench.benchmarks.base.Benchmark.pieces`)
+    pieces = {
+        "demo": "lensbench.benchmarks.ifbench.demo:write_demo",
+        "stats": "lensbench.benchmarks.ifbench.stats:dataset_stats",
+        "reproduce": "lensbench.benchmarks.ifbench.reproduce:paper",
+        "crafted": "lensbench.benchmarks.ifbench.crafted:craft_records",
+        "figures": "lensbench.benchmarks.ifbench.figures:figures",
+    }
     cluster = CLUSTER
     load_unit = "questions"
     not_settings = frozenset({"skip_missing", "images_dir", "translated_dir", "model_family", "model_params_b"})
@@ -87,13 +96,6 @@ class IFBench(Benchmark):
     def judge_use(self) -> str | None:
         """The Fig. 11 answer parser reads every reply that is not a single letter (both answer-parsing rules)."""
         return "the answer parser (Fig. 11) reads replies that are not a single letter"
-
-    @classmethod
-    def write_demo(cls, root: Path) -> Path:
-        """A generated ``if_bench.json`` with images (:func:`lensbench.benchmarks.ifbench.demo.write_demo`)."""
-        from lensbench.benchmarks.ifbench.demo import write_demo
-
-        return write_demo(root)
 
     class Options(BaseModel):
         """IF-Bench options (protocol of paper Sec. 3.3; GenViP inputs of Sec. 4.1 / Tab. 6)."""
@@ -297,8 +299,7 @@ class IFBench(Benchmark):
             else:
                 extra["note"] = "parser answered F" if res.verdict == "F" else "invalid parser reply"
         empty = reading.note == EMPTY_REPLY  # the model's answer, with no letter in it: wrong (docs/protocol.md)
-        outcome = "wrong" if empty else "unparseable" if answer is None else "correct" if answer == m["target"] \
-            else "wrong"
+        outcome = choice_outcome(answer, m["target"], empty=empty)
         return SampleRecord.from_reply(self.name, request.id, request, reply, answer=answer, outcome=outcome,
                                        scores={"correct": int(outcome == "correct")}, **fields)
 

@@ -10,7 +10,6 @@ and ``question.original_answer`` are ignored. Images are not in the git release:
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 from lensbench.benchmarks.ifbench.prompts import INPUTS, LANG_FIELDS, LETTERS
 from lensbench.benchmarks.fields import inside, missing_media, want_choice, want_list, want_obj, want_options, want_str
 from lensbench.core.errors import DataError
+from lensbench.core.jsonl import read_json
 
 __all__ = ["DIMENSIONS", "ABBREVS", "COLUMNS", "Question", "load_questions", "find_image"]
 
@@ -115,10 +115,7 @@ def load_questions(data_dir: str | Path, *, input_config: str = "if", blind: boo
     data_dir = Path(data_dir)
     jpath = _find_json(data_dir)
     root = jpath.parent if data_dir.is_file() else data_dir
-    try:
-        doc = json.loads(jpath.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(jpath, f"not valid JSON: {exc}") from None
+    doc = read_json(jpath)
     if isinstance(doc, dict):
         items = []
         for dim, lst in doc.items():

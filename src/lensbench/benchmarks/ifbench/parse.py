@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 
 from lensbench.benchmarks.ifbench.prompts import LETTERS
+from lensbench.scoring import choice
 from lensbench.scoring.text import strip_reasoning
 
 __all__ = ["MODES", "exact_letter", "official_clean", "official_first_char", "parse_parser_reply",
@@ -40,8 +41,6 @@ MODES: dict[str, str] = {"hybrid": "exact", "official-first-char": "first-char"}
 #: the note of a reply with nothing in it after the reasoning is stripped (scored wrong, no parser call)
 EMPTY_REPLY = "empty reply"
 
-_EXACT = re.compile(r"^\s*(?:\*\*)?\s*[(\[]?\s*([A-D])\s*[)\]]?\s*\.?\s*(?:\*\*)?\s*\.?\s*$")
-_PARSER_EXACT = re.compile(r"^\s*(?:\*\*)?\s*[(\[]?\s*([A-DF])\s*[)\]]?\s*\.?\s*(?:\*\*)?\s*\.?\s*$")
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
 
@@ -50,11 +49,9 @@ def exact_letter(text: str | None) -> str | None:
 
     Allowed around the letter: whitespace, brackets ``(A)``/``[A]``, ``**A**``, a trailing
     period. Upper case only (the prompt asks for an uppercase letter). Otherwise None (IF-Bench README, Protocol).
+    (:func:`lensbench.scoring.choice.exact_letter` over A-D.)
     """
-    if not text:
-        return None
-    m = _EXACT.match(text)
-    return m.group(1) if m else None
+    return choice.exact_letter(text, "".join(LETTERS))
 
 
 def official_clean(text: str | None) -> str:
@@ -96,9 +93,9 @@ def parse_parser_reply(text: str | None) -> str | None:
     s = strip_reasoning(text)
     if not s:
         return None
-    m = _PARSER_EXACT.match(s)
-    if m:
-        return m.group(1)
+    got = choice.exact_letter(s, "".join(LETTERS) + "F")
+    if got:
+        return got
     if s[0] in "ABCDF" and (len(s) == 1 or not s[1].isalpha()):
         return s[0]
     return None

@@ -47,10 +47,11 @@ from lensbench.benchmarks.ivbench.units import CLUSTER, HEADLINES, accuracy_tabl
 from lensbench.benchmarks.steps import Batches, Unsent
 from lensbench.core.errors import ConfigError
 from lensbench.core.extras import Requirement
-from lensbench.core.records import SampleRecord, outcome_of
+from lensbench.core.records import SampleRecord
 from lensbench.core.types import Request, StoredResponse
 from lensbench.media.perturb import check_perturbation
 from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.choice import choice_outcome
 from lensbench.scoring.units import Headline, nonempty
 
 __all__ = ["IVBench", "OFFICIAL_MAX_TOKENS"]
@@ -72,6 +73,14 @@ class IVBench(Benchmark):
     headline = "P-Avg / R-Avg / Overall (Table 2)"
     headlines = HEADLINES
     layout = release.LAYOUT
+    #: the optional pieces (:attr:`lensbench.benchmarks.base.Benchmark.pieces`)
+    pieces = {
+        "demo": "lensbench.benchmarks.ivbench.demo:write_demo",
+        "stats": "lensbench.benchmarks.ivbench.stats:dataset_stats",
+        "reproduce": "lensbench.benchmarks.ivbench.reproduce:paper",
+        "crafted": "lensbench.benchmarks.ivbench.crafted:craft_records",
+        "figures": "lensbench.benchmarks.ivbench.figures:figures",
+    }
     cluster = CLUSTER
     load_unit = "queries"
     not_settings = frozenset({"skip_missing", "images_dir", "questions", "videos_dir", "frame_cache",
@@ -101,13 +110,6 @@ class IVBench(Benchmark):
         if len(self.configs) > 1:
             reqs.append(Requirement("matplotlib", "plots", "the IV-Bench sweep plot", optional=True))
         return reqs
-
-    @classmethod
-    def write_demo(cls, root: Path) -> Path:
-        """Generated queries, images and videos (:func:`lensbench.benchmarks.ivbench.demo.write_demo`)."""
-        from lensbench.benchmarks.ivbench.demo import write_demo
-
-        return write_demo(root)
 
     class Options(BaseModel):
         """IV-Bench options."""
@@ -246,7 +248,7 @@ class IVBench(Benchmark):
         m = request.meta
         parsed = parse_choice(reply.text, m["extra"]["options"])
         return SampleRecord.from_reply(self.name, request.id, request, reply, answer=parsed,
-                                       outcome=outcome_of(None if parsed is None else parsed == m["target"]),
+                                       outcome=choice_outcome(parsed, m["target"]),
                                        extra=dict(m["extra"]), labels=m["labels"], target=m["target"])
 
     def failed(self, unit: Request | Unsent, reply: StoredResponse | None) -> SampleRecord:

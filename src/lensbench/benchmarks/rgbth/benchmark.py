@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from lensbench.benchmarks.rgbth.interop import RGBThMap
 from lensbench.core.interop import interop_formats
 from lensbench.core.hashing import prime_sha256
-from lensbench.core.records import SampleRecord, outcome_of
+from lensbench.core.records import SampleRecord
 from lensbench.core.resources import read_text
 from lensbench.core.results import RunResult
 from lensbench.core.types import ImagePart, Message, Request, StoredResponse
@@ -49,6 +49,7 @@ from lensbench.benchmarks.rgbth.replay import ResultFile, match_key
 from lensbench.benchmarks.rgbth.report import paper_rows, render_tables
 from lensbench.benchmarks.rgbth.units import CLUSTER, HEADLINES, skill_tables
 from lensbench.scoring.bootstrap import UnitTable
+from lensbench.scoring.choice import choice_outcome
 from lensbench.scoring.units import nonempty
 
 __all__ = ["RGBThBench", "SKILLS", "EXTRA_SKILLS", "CONTEXT", "THERMAL_ONLY_CONTEXT", "Unit", "prompt_text"]
@@ -93,6 +94,14 @@ class RGBThBench(Benchmark):
     interop = RGBThMap()  # VLMEvalKit / lmms-eval rows (rgbth/interop.py)
     replay_formats = (ResultFile(), *interop_formats(interop))
     layout = LAYOUT
+    #: the optional pieces (:attr:`lensbench.benchmarks.base.Benchmark.pieces`)
+    pieces = {
+        "demo": "lensbench.benchmarks.rgbth.demo:write_demo",
+        "stats": "lensbench.benchmarks.rgbth.stats:dataset_stats",
+        "reproduce": "lensbench.benchmarks.rgbth.reproduce:paper",
+        "crafted": "lensbench.benchmarks.rgbth.crafted:craft_records",
+        "figures": "lensbench.benchmarks.rgbth.figures:figures",
+    }
 
     @classmethod
     def release_key(cls, record: SampleRecord) -> tuple[str, str] | None:
@@ -106,13 +115,6 @@ class RGBThBench(Benchmark):
     def unit_tables(cls, records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
         """QAcc and SAcc over the paper's 14 skills (:func:`lensbench.benchmarks.rgbth.units.skill_tables`)."""
         return nonempty(skill_tables(records))
-
-    @classmethod
-    def write_demo(cls, root: Path) -> Path:
-        """A generated ``Data`` folder (:func:`lensbench.benchmarks.rgbth.demo.write_demo`)."""
-        from lensbench.benchmarks.rgbth.demo import write_demo
-
-        return write_demo(root)
 
     class Options(BaseModel):
         """RGB-Th-Bench options."""
@@ -209,7 +211,7 @@ class RGBThBench(Benchmark):
         m = request.meta
         parsed = parse_yes_no(reply.text)
         return SampleRecord.from_reply(self.name, request.id, request, reply, answer=parsed, target=m["target"],
-                                       outcome=outcome_of(None if parsed is None else parsed == m["target"]),
+                                       outcome=choice_outcome(parsed, m["target"]),
                                        labels=dict(m["labels"]), extra=dict(m["extra"]))
 
     def aggregate(self, records: list[SampleRecord], noted: Mapping[str, Any] | None = None

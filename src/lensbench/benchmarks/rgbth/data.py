@@ -7,7 +7,6 @@ Source: RGB-Th-Bench README, Protocol; paper Sec. 3.2 (the 14 skills and their a
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 from lensbench.benchmarks.fields import inside, missing_media, want_choice, want_list, want_obj, want_str
 from lensbench.core.errors import DataError
+from lensbench.core.jsonl import read_json
 
 __all__ = ["RGB_TXT", "RGB_TH_TXT", "SKILLS", "EXTRA_SKILLS", "PAPER_ABBREVS", "INPUT_MODES", "DEFAULT_INPUT",
            "Unit", "load_units", "contradictions"]
@@ -112,10 +112,7 @@ def load_units(data_dir: Path, include_extra: bool = False, input_mode: str = DE
     first_missing: Path | None = None
     n_all = 0
     for f in files:
-        try:
-            doc = json.loads(f.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise DataError(f, f"not valid JSON: {exc}") from None
+        doc = read_json(f)
         items = doc.get("data") if isinstance(doc, dict) else None
         if not isinstance(items, list):
             raise DataError(f, "expected an object with a 'data' list", field="data")

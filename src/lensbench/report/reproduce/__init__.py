@@ -7,14 +7,13 @@ baselines are declared in its benchmark's folder (``benchmarks/<name>/reproduce.
 (declarations), :mod:`.match` (run -> paper row), :mod:`.context` (runs, settings, comparability),
 :mod:`.tables` (the one adapter to the unit tables), :mod:`.cells` (value, CI, verdict), :mod:`.grid`
 (table artifacts), :mod:`.claims` (claim tests, Holm), :mod:`.stats`, :mod:`.accounting` (tokens,
-latency, cost), :mod:`.necessity` (modality baselines), :mod:`.build` (the report), :mod:`.render_md`,
-:mod:`.render_html`, :mod:`.plots`.
+latency, cost), :mod:`.necessity` (modality baselines), :mod:`.render_md`, :mod:`.plots`. The report over run folders is
+built above the benchmarks (:func:`lensbench.views.reproduce.reproduce`, HTML: :mod:`lensbench.views.reproduce_html`).
 """
 
-from lensbench.report.reproduce.build import reproduce
 from lensbench.report.reproduce.model import (CONSISTENT, DIFFERS, INCONCLUSIVE, NOT_COMPARABLE, VERDICTS, Cell, Report,
                                               Section)
 from lensbench.report.reproduce.spec import Baseline, Claim, Col, Custom, Grid, Paper, Row
 
-__all__ = ["reproduce", "Paper", "Grid", "Custom", "Row", "Col", "Claim", "Baseline", "Report", "Section", "Cell",
+__all__ = ["Paper", "Grid", "Custom", "Row", "Col", "Claim", "Baseline", "Report", "Section", "Cell",
            "CONSISTENT", "DIFFERS", "INCONCLUSIVE", "NOT_COMPARABLE", "VERDICTS"]

@@ -130,7 +130,8 @@ class Context:
     def tables(self, view: RunView) -> dict[str, UnitTable]:
         """The run's metric tables (unit tables + the paper's extra tables), computed once."""
         if view._tables is None:
-            view._tables = metric_tables(view.benchmark, ensure_records(view.run) or [], self.paper.tables)
+            view._tables = metric_tables(view.run.facts, view.benchmark, ensure_records(view.run) or [],
+                                         self.paper.tables)
         return view._tables
 
     def records(self, view: RunView) -> list:

@@ -37,7 +37,7 @@ from lensbench.core.errors import ConfigError
 from lensbench.core.jsonl import dumps_line
 from lensbench.core.records import SampleRecord
 from lensbench.core.writes import write_atomically
-from lensbench.report.runs import iter_samples, read_manifest, read_run, run_tables
+from lensbench.views.runs import iter_samples, read_manifest, read_run, run_tables
 from lensbench.runtime.export import export_records
 from lensbench.scoring.bootstrap import Design, cluster_counts, percentile_interval
 from lensbench.scoring.paired import PairedResult, paired_difference

@@ -27,7 +27,7 @@ import numpy as np
 from lensbench.core.errors import ConfigError
 from lensbench.core.records import SampleRecord
 from lensbench.report.runinfo import protocol_settings
-from lensbench.report.runs import LoadedRun, read_run, run_tables
+from lensbench.views.runs import LoadedRun, read_run, run_tables
 from lensbench.scoring.bootstrap import UnitTable
 
 __all__ = ["ResponseMatrix", "load_matrix", "is_blind", "question_key", "item_clusters", "describe_run"]

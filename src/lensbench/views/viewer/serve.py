@@ -108,7 +108,7 @@ def make_app(html: str, paths: dict[str, Path], roots: Sequence[Path], host_ok: 
     """
     from aiohttp import web
 
-    from lensbench.report.viewer.media import thumbnail_data_url
+    from lensbench.views.viewer.media import thumbnail_data_url
 
     allowed = list(roots)
     thumbs: dict[str, bytes] = {}

@@ -1,13 +1,13 @@
 """``lensbench reproduce``: a paper's computed tables and figures, claims and baselines, on run folders.
 
-:func:`reproduce` reads only run folders (:func:`lensbench.report.runs.read_run`) and the paper's
+:func:`reproduce` reads only run folders (:func:`lensbench.views.runs.read_run`) and the paper's
 declaration (:class:`~lensbench.report.reproduce.spec.Paper`, from the benchmark's own ``reproduce``
 module through :meth:`lensbench.benchmarks.base.Benchmark.reproduction`); it sends nothing to a model and
 writes nothing into a run folder. Steps: read the runs (unreadable ones are listed, never abort), match
-each to the paper's rows (:mod:`.match`), build every artifact (:mod:`.grid` or the paper's own builder),
-the accounting (:mod:`.accounting`) and modality baselines (:mod:`.necessity`), decide the verdicts of each
-table or figure as one family (:func:`.cells.decide_family`: Holm over its tested cells), test every claim
-(:mod:`.claims`, Holm over all of them), and collect what the runs cannot support.
+each to the paper's rows (:mod:`lensbench.report.reproduce.match`), build every artifact (:mod:`lensbench.report.reproduce.grid` or the paper's own builder),
+the accounting (:mod:`lensbench.report.reproduce.accounting`) and modality baselines (:mod:`lensbench.report.reproduce.necessity`), decide the verdicts of each
+table or figure as one family (:func:`lensbench.report.reproduce.cells.decide_family`: Holm over its tested cells), test every claim
+(:mod:`lensbench.report.reproduce.claims`, Holm over all of them), and collect what the runs cannot support.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from lensbench.report.reproduce.match import resolve_matches
 from lensbench.report.reproduce.model import Report, Section
 from lensbench.report.reproduce.necessity import necessity_section
 from lensbench.report.reproduce.spec import Grid, Paper
-from lensbench.report.runs import LoadedRun, read_run
+from lensbench.views.runs import LoadedRun, read_run
 from lensbench.scoring.agreement import ALPHA, BOSCHLOO_MAX_N, MARGIN_POINTS, MIN_CLUSTERS, SMALL_COUNT
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 

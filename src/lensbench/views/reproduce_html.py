@@ -1,5 +1,5 @@
 """A reproduction report as one self-contained HTML appendix in the viewer's style: the viewer's own
-stylesheet (``report/viewer/assets/viewer.css``, inlined), its table classes (``tbl``, paper rows in
+stylesheet (``views/viewer/assets/viewer.css``, inlined), its table classes (``tbl``, paper rows in
 ``paper``), verdicts coloured (consistent green, differs red, inconclusive and not comparable grey), figures
 as inline PNG data URLs. No script, no network (:func:`render_html`).
 
@@ -108,7 +108,7 @@ def _toc(rep: Report) -> str:
 
 def render_html(rep: Report) -> str:
     """The report as one HTML page (module docstring)."""
-    css = read_text("lensbench.report.viewer", "assets", "viewer.css") + _EXTRA_CSS
+    css = read_text("lensbench.views.viewer", "assets", "viewer.css") + _EXTRA_CSS
     title = f"Reproduction: {rep.paper}"
     body = [f"<p>{html.escape(rep.cite)}</p>"] + [f"<p class='note'>{html.escape(n)}</p>" for n in rep.notes]
     body.append(_toc(rep))

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lensbench.report.catalog import describe
+from lensbench.views.catalog import describe
 from lensbench.report.coverage import run_coverage, run_status
 from lensbench.report.runinfo import perturbation
 from lensbench.report.runs import LoadedRun
-from lensbench.report.viewer.media import ImageRegistry, frame_index
+from lensbench.views.viewer.media import ImageRegistry, frame_index
 
 __all__ = ["build_payload", "group_defaults", "run_labels", "run_keys"]
 
@@ -91,7 +91,7 @@ def build_payload(runs: Sequence[LoadedRun], *, tables: dict[str, str] | None = 
     """The viewer document for ``runs`` and the image registry (for ``--serve``).
 
     ``tables``: benchmark -> HTML of its summary tables; ``comparisons``: dicts of
-    :meth:`lensbench.report.compare.Comparison.to_json` plus ``ia``/``ib`` run indices;
+    :meth:`lensbench.views.compare.Comparison.to_json` plus ``ia``/``ib`` run indices;
     ``figures``: ``{"title", "src"}`` (data URLs).
     """
     images = ImageRegistry(embed=embed, max_thumbs=max_thumbs)

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from lensbench.core.records import SampleRecord
-from lensbench.report.catalog import describe
+from lensbench.views.catalog import describe
 from lensbench.report.runinfo import protocol_settings, settings_differences
 from lensbench.report.runs import LoadedRun, run_tables
 from lensbench.report.tables import render_table

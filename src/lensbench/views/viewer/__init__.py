@@ -1,8 +1,8 @@
 """The run viewer: one self-contained HTML page over run folders (``lensbench view``).
 
 :func:`build_viewer` reads nothing itself: it takes loaded runs (see
-:mod:`lensbench.report.runs`), the benchmarks' summary tables (HTML), comparisons and figures,
-and returns the page. :mod:`lensbench.report.viewer.serve` serves it for runs too large to embed.
+:mod:`lensbench.views.runs`), the benchmarks' summary tables (HTML), comparisons and figures,
+and returns the page. :mod:`lensbench.views.viewer.serve` serves it for runs too large to embed.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from lensbench.report.runs import LoadedRun
-from lensbench.report.viewer.data import build_payload
-from lensbench.report.viewer.html import CHUNK, md_to_html, render_page
+from lensbench.views.viewer.data import build_payload
+from lensbench.views.viewer.html import CHUNK, md_to_html, render_page
 
 __all__ = ["build_viewer", "md_to_html"]
 
@@ -20,7 +20,7 @@ __all__ = ["build_viewer", "md_to_html"]
 def build_viewer(runs: Sequence[LoadedRun], *, tables: dict[str, str] | None = None,
                  comparisons: Sequence[dict[str, Any]] = (), figures: Sequence[dict[str, str]] = (),
                  embed: bool = True, max_thumbs: int = 3000, title: str = "lensbench viewer", chunk: int = CHUNK):
-    """``(html, image registry)`` for ``runs``; see :func:`lensbench.report.viewer.data.build_payload`."""
+    """``(html, image registry)`` for ``runs``; see :func:`lensbench.views.viewer.data.build_payload`."""
     payload, images = build_payload(runs, tables=tables, comparisons=comparisons, figures=figures, embed=embed,
                                     max_thumbs=max_thumbs)
     return render_page(payload, title=title, chunk=chunk), images

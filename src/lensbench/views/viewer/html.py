@@ -1,7 +1,7 @@
 """Assemble the one self-contained viewer page: template + styles + script + JSON data.
 
 The page needs no network: the script and styles are inlined from the package's
-``report/viewer/assets`` (read with :func:`lensbench.core.resources.read_text`), the data are
+``views/viewer/assets`` (read with :func:`lensbench.core.resources.read_text`), the data are
 ``<script type="application/json">`` blocks (an index, then chunks of sample details parsed on
 demand), thumbnails are data URLs inside them.
 """
@@ -17,7 +17,7 @@ from lensbench.core.resources import read_text
 
 __all__ = ["render_page", "md_to_html", "read_page_data", "CHUNK", "SCRIPTS"]
 
-_ASSETS = "lensbench.report.viewer"
+_ASSETS = "lensbench.views.viewer"
 #: the page's scripts, inlined in this order into one ``<script>``: sortable tables, the core (data, samples),
 #: sample links, the summary and plot tabs, the compare tab; the page then calls ``lensbenchViewer.start()``
 SCRIPTS = ("sort.js", "viewer.js", "links.js", "summary.js", "compare.js")
@@ -33,7 +33,7 @@ def _json_for_script(doc: Any) -> str:
 
 
 def render_page(payload: dict[str, Any], title: str = "lensbench viewer", chunk: int = CHUNK) -> str:
-    """The viewer HTML for a :func:`lensbench.report.viewer.data.build_payload` document.
+    """The viewer HTML for a :func:`lensbench.views.viewer.data.build_payload` document.
 
     Layout for a fast first paint: a small index (runs, tables, comparisons, and per sample
     only run, id, outcome, labels) and the first chunk of sample details come before the
@@ -90,7 +90,7 @@ def _split(payload: dict[str, Any], chunk: int) -> tuple[dict[str, Any], list[di
 
 
 def read_page_data(page: str) -> dict[str, Any]:
-    """The :func:`~lensbench.report.viewer.data.build_payload` document back from a rendered page (for tests and tools)."""
+    """The :func:`~lensbench.views.viewer.data.build_payload` document back from a rendered page (for tests and tools)."""
     def block(name: str) -> Any:
         m = re.search(rf'<script type="application/json" id="{name}">(.*?)</script>', page, re.S)
         return json.loads(m.group(1)) if m else None

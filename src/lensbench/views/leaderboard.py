@@ -12,13 +12,13 @@ same column are two rows (``model (folder)``).
 Incomplete (failed requests) and killed (unsent requests) runs are marked ``*`` and listed.
 
 Each benchmark states its cells (:meth:`~lensbench.benchmarks.base.Benchmark.headline_cells`, asked
-through :func:`lensbench.report.catalog.describe`). Values come from ``result.json``; each with its
+through :func:`lensbench.views.catalog.describe`). Values come from ``result.json``; each with its
 95% CI over the benchmark's clusters (its unit tables, the same ones its result was computed from),
 read from ``result.json`` when it holds CIs drawn the same way, else resampled from
 ``samples.jsonl`` (:func:`lensbench.report.runs.run_intervals`). Where the records do not give the
 ``result.json`` value (a hand-edited file, records of another version), the value is shown without
 a CI and a note says why. Runs that did not finish, or whose files are unreadable, are listed; the report never
-stops at a bad run. Rendering: :mod:`lensbench.report.leaderboard_render`.
+stops at a bad run. Rendering: :mod:`lensbench.views.leaderboard_render`.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lensbench.core.errors import LensbenchError
-from lensbench.report.catalog import BenchmarkFacts, describe
+from lensbench.views.catalog import BenchmarkFacts, describe
 from lensbench.report.coverage import run_coverage
 from lensbench.report.runinfo import coverage_label, protocol_settings, run_state, settings_label
-from lensbench.report.leaderboard_render import TIDY_COLUMNS, render
+from lensbench.views.leaderboard_render import TIDY_COLUMNS, render
 from lensbench.report.runs import LoadedRun, run_intervals, run_table_settings
 from lensbench.report.tables import fmt_value
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES, Design, Interval

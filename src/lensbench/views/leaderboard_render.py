@@ -1,4 +1,4 @@
-"""Writers of :class:`lensbench.report.leaderboard.Leaderboard`: Markdown table with its notes, tidy CSV, JSON.
+"""Writers of :class:`lensbench.views.leaderboard.Leaderboard`: Markdown table with its notes, tidy CSV, JSON.
 
 Every CI is printed with how it was drawn (method, resampled cluster, resample count, seed: the
 same sentence as ``compare`` and the viewer print, :meth:`lensbench.scoring.bootstrap.Design.describe`);
@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from lensbench.report.catalog import benchmark_order, describe
+from lensbench.views.catalog import benchmark_order, describe
 from lensbench.report.coverage import UNKNOWN
 from lensbench.report.tables import fmt_value, render_table
 from lensbench.scoring.bootstrap import MIN_CLUSTERS, plural, too_few_text

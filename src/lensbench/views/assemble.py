@@ -3,7 +3,7 @@ page (``lensbench view``): runs read, the benchmarks' summary tables, the headli
 and plots put together.
 
 What only a benchmark knows (its summary tables, its default options) is asked of the benchmark's class
-through :func:`lensbench.report.catalog.describe`: report code never imports a benchmark.
+through :func:`lensbench.views.catalog.describe`: report code never imports a benchmark.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 
 from lensbench.core.errors import LensbenchError
 from lensbench.core.results import RunResult
-from lensbench.report.catalog import describe
-from lensbench.report.runs import LoadedRun, read_run
+from lensbench.views.catalog import describe
+from lensbench.views.runs import LoadedRun, read_run
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 
 __all__ = ["leaderboard_text", "viewer_page", "tables_html", "option_defaults"]
@@ -59,7 +59,7 @@ def leaderboard_text(run_dirs: Sequence[str | Path], fmt: str, *, n_resamples: i
     Never stops at a bad run (listed under "Unfinished or left-out runs"). Raises ValueError
     for an unknown ``fmt``.
     """
-    from lensbench.report.leaderboard import build_leaderboard, render_leaderboard
+    from lensbench.views.leaderboard import build_leaderboard, render_leaderboard
 
     if fmt not in ("md", "csv", "json"):
         raise ValueError(f"unknown format {fmt!r} (md, csv or json)")
@@ -75,7 +75,7 @@ def viewer_page(run_dirs: Sequence[Path], *, embed: bool = True, figures: bool =
     tables, the headline leaderboard (with CIs), every pair of runs of a benchmark compared
     (``compare``), the plots (``figures``; skipped with a warning when they cannot be drawn). A run's
     problems, and comparisons that cannot be made, go to ``warn``; a bad run never stops the page."""
-    from lensbench.report.viewer import build_viewer
+    from lensbench.views.viewer import build_viewer
 
     runs = _loadable([read_run(d) for d in run_dirs])
     for r in runs:
@@ -84,7 +84,7 @@ def viewer_page(run_dirs: Sequence[Path], *, embed: bool = True, figures: bool =
     figs: list[dict[str, str]] = []
     if figures:
         try:
-            from lensbench.report.figures import make_figures
+            from lensbench.views.figures import make_figures
 
             figs = [{"title": t, "src": "data:image/png;base64," + base64.b64encode(png).decode("ascii")}
                     for t, png in make_figures(runs)]
@@ -102,7 +102,7 @@ def viewer_page(run_dirs: Sequence[Path], *, embed: bool = True, figures: bool =
 def tables_html(runs: Sequence[LoadedRun]) -> dict[str, str]:
     """benchmark -> HTML of its summary tables (the benchmark's own ``tables(..., with_paper=True)``); a
     plain metrics listing when the benchmark is not registered or cannot render these results."""
-    from lensbench.report.viewer import md_to_html
+    from lensbench.views.viewer import md_to_html
 
     out: dict[str, str] = {}
     by_bench: dict[str, list] = {}
@@ -139,8 +139,8 @@ def _metrics_md(results: list[RunResult]) -> str:
 
 def _leaderboard_html(runs: Sequence[LoadedRun], n_resamples: int, seed: int) -> str:
     """The headline leaderboard (with CIs) as HTML for the viewer's summary tab."""
-    from lensbench.report.leaderboard import build_leaderboard, render_leaderboard
-    from lensbench.report.viewer import md_to_html
+    from lensbench.views.leaderboard import build_leaderboard, render_leaderboard
+    from lensbench.views.viewer import md_to_html
 
     lb = build_leaderboard(list(runs), n_resamples=n_resamples, seed=seed, all_categories=False,
                            defaults=option_defaults(runs))
@@ -158,7 +158,7 @@ def _comparisons(runs: Sequence[LoadedRun], n_resamples: int, seed: int,
     compares other pairs on outcomes alone, without CIs)."""
     from itertools import combinations
 
-    from lensbench.report.compare import compare_runs
+    from lensbench.views.compare import compare_runs
 
     by_bench: dict[str, list[int]] = {}
     for i, r in enumerate(runs):
