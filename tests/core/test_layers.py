@@ -141,7 +141,9 @@ def test_every_piece_of_every_benchmark_names_a_callable():
             assert callable(cls.piece(piece)), (name, piece)
     for name in ("rgb-th-bench", "if-bench", "iv-bench", "gobench", "groundingme"):
         assert set(get_benchmark(name).pieces) == kinds, name
-    assert Benchmark.pieces == {} and get_benchmark("grounding-rej").pieces == get_benchmark("groundingme").pieces
+    gm, rej = get_benchmark("groundingme").pieces, get_benchmark("grounding-rej").pieces
+    assert Benchmark.pieces == {} and {**rej, "demo": gm["demo"]} == gm  # the variant: its own items-format demo
+    assert rej["demo"] != gm["demo"]
 
 
 def test_every_part_has_a_layer():
