@@ -14,7 +14,7 @@ with ``lensbench train ... --eval-bench BENCH=DATA_DIR --eval-every N --eval-lim
   token, the generation config's pad token and the Python / NumPy / torch (CPU and CUDA) RNG states: training
   continues exactly as without the callback (the loss sequence is the same, bit for bit; only time differs);
 * logs every headline metric with its 95% bootstrap CI (``eval_lensbench/<bench>/<metric>/<category>`` and
-  ``..._ci_low`` / ``..._ci_high``, from :func:`lensbench.report.leaderboard.build_leaderboard`, the figures
+  ``..._ci_low`` / ``..._ci_high``, from :func:`lensbench.views.leaderboard.build_leaderboard`, the figures
   ``lensbench report`` prints; no CI below 10 clusters: the curve says ``too few clusters (n)``) as
   ``Trainer.log`` does (``state.log_history`` and, once ``attach(trainer)``
   added it, every callback's ``on_log``), so the trainer's W&B, MLflow and TensorBoard integrations receive
@@ -335,8 +335,8 @@ def _cells(run_dir: str):
     """The leaderboard cells of the headline metrics of one run folder (all categories), each with its CI
     only when at least :data:`~lensbench.scoring.agreement.MIN_CLUSTERS` clusters stand behind it, else
     the note ``too few clusters (n)`` (SPEC, general rules)."""
-    from lensbench.report.leaderboard import build_leaderboard
-    from lensbench.report.runs import read_run
+    from lensbench.views.leaderboard import build_leaderboard
+    from lensbench.views.runs import read_run
     from lensbench.scoring.agreement import MIN_CLUSTERS
 
     cells = build_leaderboard([read_run(run_dir)]).cells
