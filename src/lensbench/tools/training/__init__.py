@@ -9,6 +9,8 @@
   checkpoints, resume, a JSONL progress log, and a merged model folder that ``hf:`` evaluates;
 * :mod:`.editor_lora` — a diffusers + accelerate + peft flow-matching LoRA loop for
   Qwen-Image-Edit pipelines (modelled on diffusers' ``train_dreambooth_lora_qwen_image.py``);
+* :mod:`.editor_weighting` — its timestep draw and per-timestep loss weight: diffusers' (default) or
+  DiffSynth-Studio's Qwen-Image trainer's (``loss_weighting=diffsynth``);
 * :mod:`lensbench.backends.images.lora_keys` — LoRA state dicts between DiffSynth-Studio and diffusers key names;
 * :mod:`.checkpoints` — checkpoints written to ``tmp-checkpoint-N`` and renamed when complete; the
   resume scan that takes the last complete one and reports incomplete ones;

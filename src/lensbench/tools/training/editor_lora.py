@@ -2,7 +2,9 @@
 
 Modelled on diffusers' ``examples/dreambooth/train_dreambooth_lora_qwen_image.py`` (timestep
 density ``compute_density_for_timestep_sampling``, ``sigma``-interpolated noisy latents
-``(1 - s) x + s n``, target ``n - x``, ``compute_loss_weighting_for_sd3``, accelerate checkpoints
+``(1 - s) x + s n``, target ``n - x``, ``compute_loss_weighting_for_sd3``; or, with
+``loss_weighting="diffsynth"``, DiffSynth-Studio's sigma grid, uniform timestep draw and per-timestep
+weight, as :mod:`~lensbench.tools.training.editor_weighting` and docs/training.md say; accelerate checkpoints
 and resume with ``skip_first_batches``, ``save_lora_weights``), with the edit conditioning of
 ``QwenImageEditPlusPipeline.__call__``: the prompt is encoded together with the source image(s)
 (resized to about 384 x 384) by the pipeline's own ``encode_prompt``, and the source images'
@@ -31,6 +33,7 @@ from lensbench.backends.images.lora_keys import LORA_FILE, to_diffsynth
 from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.core.extras import require
 from lensbench.tools.training.checkpoints import ACCELERATE_MARKER, atomic_checkpoint, latest_complete
+from lensbench.tools.training.editor_weighting import draw_timesteps
 from lensbench.tools.training.guards import check_loss, check_lora_targets, check_weights, editor_modules
 from lensbench.tools.training.measure import Meter
 from lensbench.tools.training.settings import EditorTrainSettings
@@ -292,10 +295,12 @@ def flow_matching_loss(pipe, transformer, batch: list[dict[str, Any]], s: Editor
                        weight_dtype, generator=None):
     """The flow-matching loss of one batch (``{"sources": [PIL], "target": PIL, "prompt": str}``
     dicts, images already at ``s.resolution``): noise and timesteps drawn from ``generator``
-    (None = torch's global RNG), the prediction read from the target's tokens. A scalar tensor
+    (None = torch's global RNG), the prediction read from the target's tokens. Timesteps, sigmas and
+    per-sample weights follow ``s.loss_weighting``
+    (:func:`~lensbench.tools.training.editor_weighting.draw_timesteps`); the loss is the mean over
+    the batch of ``weight * mean((pred - (noise - x))^2)`` (per sample, float32). A scalar tensor
     with the graph of ``transformer``'s trainable parameters."""
     torch = require("torch", "train", "training an editor LoRA")
-    tu = require("diffusers.training_utils", "train", "training an editor LoRA")
     with torch.no_grad():
         emb, mask = _prompt_embeds(pipe, torch, batch, device)
         x = _latents(pipe, torch, [b["target"] for b in batch], s.resolution, sample=True)
@@ -303,15 +308,9 @@ def flow_matching_loss(pipe, transformer, batch: list[dict[str, Any]], s: Editor
                  for k in range(len(batch[0]["sources"]))]
     bsz, ch = x.shape[0], x.shape[1]
     noise = torch.randn(x.shape, generator=generator, dtype=x.dtype).to(x.device)
-    if s.weighting_scheme == "none" and generator is not None:
-        u = torch.rand(bsz, generator=generator)
-    else:
-        u = tu.compute_density_for_timestep_sampling(weighting_scheme=s.weighting_scheme, batch_size=bsz,
-                                                     logit_mean=s.logit_mean, logit_std=s.logit_std,
-                                                     mode_scale=s.mode_scale)
-    idx = (u * noise_sched.config.num_train_timesteps).long().clamp(max=len(noise_sched.timesteps) - 1)
-    t = noise_sched.timesteps[idx].to(device)
-    sig = noise_sched.sigmas[idx].to(device, x.dtype).view(-1, 1, 1, 1, 1)
+    t, sig, w = draw_timesteps(s, noise_sched, bsz, generator, weight_dtype)
+    t, w = t.to(device), w.to(device, torch.float32)
+    sig = sig.to(device, x.dtype).view(-1, 1, 1, 1, 1)
     noisy = (1.0 - sig) * x + sig * noise
     packed = pipe._pack_latents(noisy, bsz, ch, x.shape[3], x.shape[4])
     packed_cond = [pipe._pack_latents(c, bsz, ch, c.shape[3], c.shape[4]) for c in conds]
@@ -321,8 +320,7 @@ def flow_matching_loss(pipe, transformer, batch: list[dict[str, Any]], s: Editor
                        timestep=(t / 1000).to(weight_dtype), encoder_hidden_states=emb.to(weight_dtype),
                        encoder_hidden_states_mask=mask, img_shapes=shapes, return_dict=False)[0]
     pred = pipe._unpack_latents(pred[:, : packed.shape[1]], s.resolution, s.resolution, pipe.vae_scale_factor)
-    w = tu.compute_loss_weighting_for_sd3(weighting_scheme=s.weighting_scheme, sigmas=sig)
-    return (w.float() * (pred.float() - (noise - x).float()) ** 2).reshape(bsz, -1).mean(1).mean()
+    return (w * ((pred.float() - (noise - x).float()) ** 2).reshape(bsz, -1).mean(1)).mean()
 
 
 def _save(pipe, acc, tr, peft, tu, s: EditorTrainSettings, out: Path, summary: dict[str, Any], log: JsonlLog):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from lensbench.core.errors import ConfigError
 
@@ -87,7 +87,10 @@ class EditorTrainSettings(BaseModel):
     LoRA on the transformer; ``epochs``, ``batch_size``, ``grad_accum``, ``learning_rate``,
     ``resolution`` (square side in px, a multiple of 32; pairs are resized to it), ``max_steps``
     (> 0 overrides epochs); ``weighting_scheme`` / ``logit_mean`` / ``logit_std`` / ``mode_scale``:
-    diffusers' timestep density (``none`` = uniform, as DiffSynth-Studio); ``mixed_precision``:
+    diffusers' timestep density and ``compute_loss_weighting_for_sd3`` (``none`` = uniform, weight 1);
+    ``loss_weighting``: ``diffusers`` (that) or ``diffsynth`` (DiffSynth-Studio's Qwen-Image trainer:
+    shifted sigma grid, uniform grid index, its per-timestep weight; ``weighting_scheme`` must then stay
+    ``none``; :mod:`lensbench.tools.training.editor_weighting`); ``mixed_precision``:
     ``no`` / ``bf16`` / ``fp16`` (accelerate); ``seed``; ``save_steps`` (accelerate states under
     ``out/checkpoints``), ``resume``; ``gradient_checkpointing``; ``max_grad_norm``.
     """
@@ -109,6 +112,7 @@ class EditorTrainSettings(BaseModel):
     logit_mean: float = 0.0
     logit_std: float = 1.0
     mode_scale: float = 1.29
+    loss_weighting: Literal["diffusers", "diffsynth"] = "diffusers"
     mixed_precision: Literal["no", "bf16", "fp16"] = "bf16"  # "no" on a CPU whatever is set
     seed: int = 0
     save_steps: int = Field(default=500, ge=1)
@@ -121,6 +125,15 @@ class EditorTrainSettings(BaseModel):
     @classmethod
     def _max_steps(cls, v: int) -> int:
         return _steps(v)
+
+    @field_validator("loss_weighting")
+    @classmethod
+    def _one_weighting(cls, v: str, info: ValidationInfo) -> str:
+        scheme = info.data.get("weighting_scheme", "none")
+        if v == "diffsynth" and scheme != "none":
+            raise ValueError(f"diffsynth draws its own timesteps and weights; weighting_scheme must be none, "
+                             f"not {scheme!r}")
+        return v
 
 
 def settings_from_cli(cls: type[BaseModel], sets: list[str] | None = None, **fixed: Any) -> BaseModel:
