@@ -135,3 +135,10 @@ def test_both_names_or_neither_is_a_one_line_error(cli, tmp_path):
     neither = cli("groundingme", "negatives", "--source", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "o.jsonl"))
     assert neither.returncode == 2 and neither.stderr.strip() == "error: Missing option '--model'."
     assert not Path(tmp_path / "o.jsonl").exists()
+
+
+def test_old_names_where_a_command_never_had_them_name_the_new_ones(cli):
+    r = cli("run", "iv-bench", "--data", "x", "--model", "random")
+    assert r.returncode == 2 and "--data; a data folder is --data-dir DIR" in r.stderr
+    r = cli("run", "iv-bench", "--llm", "random")
+    assert r.returncode == 2 and "--llm; a model spec is --model SPEC" in r.stderr
