@@ -219,7 +219,7 @@ def test_cli_flag_trains_and_evaluates(runs, tmp_path):
     from lensbench.cli.main import app
 
     sft = runs["tmp"] / "sft.jsonl"
-    args = ["train", "groundingme", "train", "--data", str(sft), "--model", str(runs["base"]), "--out",
+    args = ["train", "groundingme", "train", "--examples", str(sft), "--model", str(runs["base"]), "--out",
             str(tmp_path / "t"), "--set", "max_steps=2", "--set", "batch_size=2", "--set", "device=cpu",
             "--set", "save_steps=100"]
     bad = CliRunner().invoke(app, args + ["--eval-bench", "rgb-th-bench", "--eval-every", "1"])

@@ -47,7 +47,7 @@ def test_readme_walkthrough_runs(tmp_path, monkeypatch):
                 continue
             if args[1:3] == ["groundingme", "verify"]:  # ... and judges every sampled item groundable
                 o = dict(zip(args[3::2], args[4::2]))
-                items = prepare_verification(Path(o["--data"]), Path(o["--work"]), int(o["--n"]), 0)
+                items = prepare_verification(Path(o["--data-dir"]), Path(o["--work"]), int(o["--n"]), 0)
                 with ReviewDB(Path(o["--work"]) / "review.sqlite", verification_form()) as db:
                     for it in items:
                         db.record("alice", it.key, {"verdict": "groundable"})

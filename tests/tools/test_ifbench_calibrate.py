@@ -70,7 +70,7 @@ def test_two_stages_then_finalize(built, tmp_path):
         for k, dec in ((0, "accept"), (1, "accept"), (2, "reject"), (3, "reject"), (4, "accept")):
             db.record("bob", q[k], {"decision": dec})
     # stage 2: the expert sees what stage 1 kept, with ann's edit
-    r = CliRunner().invoke(app, ["ifbench", "finalize", "--data", str(out), "--stage",
+    r = CliRunner().invoke(app, ["ifbench", "finalize", "--data-dir", str(out), "--stage",
                                  f"{tmp_path / 's1_ann.sqlite'},{tmp_path / 's1_bob.sqlite'}",
                                  "--out", str(tmp_path / "after1"), "--format", "json"])
     assert r.exit_code == 0, r.output
@@ -98,7 +98,7 @@ def test_two_stages_then_finalize(built, tmp_path):
             db.record("eve", q[k], {"decision": dec})
         db.record("eve", q[6], {"decision": "edit", **_texts(kept1[q[6]]["question"]), "cn_question": "改过的问题？"})
     final = tmp_path / "final"
-    r = CliRunner().invoke(app, ["ifbench", "finalize", "--data", str(out), "--stage",
+    r = CliRunner().invoke(app, ["ifbench", "finalize", "--data-dir", str(out), "--stage",
                                  f"{tmp_path / 's1_ann.sqlite'},{tmp_path / 's1_bob.sqlite'}", "--stage",
                                  str(tmp_path / "s2.sqlite"), "--out", str(final)])
     assert r.exit_code == 0, r.output
@@ -110,7 +110,7 @@ def test_two_stages_then_finalize(built, tmp_path):
     assert e1["en_options"][e1["answer"]] == recs[q[1]]["question"]["en_options"][new_letter]
     assert e1["cn_options"][e1["answer"]] == recs[q[1]]["question"]["cn_options"][new_letter]
     assert sum(g["cn_question"] == "改过的问题？" for g in got) == 1
-    r = CliRunner().invoke(app, ["ifbench", "finalize", "--data", str(out), "--stage", str(tmp_path / "s2.sqlite"),
+    r = CliRunner().invoke(app, ["ifbench", "finalize", "--data-dir", str(out), "--stage", str(tmp_path / "s2.sqlite"),
                                  "--out", str(final)])
     assert r.exit_code != 0 and "exists" in r.output  # never written over
     with FakeOpenAIServer(lambda body: "A") as srv:
@@ -126,7 +126,7 @@ def test_review_command_prints_the_token_url(built, monkeypatch, tmp_path):
     out, _ = built
     seen = []
     monkeypatch.setattr(aiohttp.web, "run_app", lambda app_, **kw: seen.append(kw))
-    r = CliRunner().invoke(app, ["ifbench", "review", "--data", str(out), "--db", str(tmp_path / "s.sqlite"),
+    r = CliRunner().invoke(app, ["ifbench", "review", "--data-dir", str(out), "--db", str(tmp_path / "s.sqlite"),
                                  "--port", "8766"])
     assert r.exit_code == 0, r.output
     assert "9 items" in r.output and "http://127.0.0.1:8766/t/" in r.output and seen[0]["port"] == 8766
@@ -134,7 +134,7 @@ def test_review_command_prints_the_token_url(built, monkeypatch, tmp_path):
     with ReviewDB(tmp_path / "s1.sqlite", CALIBRATION_FORM) as db:  # stage 1 rejects two questions
         for k, qid in enumerate(recs):
             db.record("ann", qid, {"decision": "reject" if k < 2 else "accept"})
-    r = CliRunner().invoke(app, ["ifbench", "review", "--data", str(out), "--db", str(tmp_path / "s2.sqlite"),
+    r = CliRunner().invoke(app, ["ifbench", "review", "--data-dir", str(out), "--db", str(tmp_path / "s2.sqlite"),
                                  "--after", str(tmp_path / "s1.sqlite")])
     assert r.exit_code == 0 and "7 items" in r.output, r.output
 

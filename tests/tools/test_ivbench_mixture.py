@@ -195,7 +195,7 @@ def test_variants_row_model_evaluates_a_released_checkpoint_as_the_row(demo, tin
                mix=MixSources((vfile,), tmp_path / "src" / "videos"), row=True)
     base = str(tiny_vlm("llava-onevision"))
     r = CliRunner().invoke(app, ["train", "ivbench", "variants", "--model", base, "--export", str(tmp_path / "exp"),
-                                 "--data", str(demo["ivbench"]), "--out", str(tmp_path / "var"), "--frames", "3",
+                                 "--data-dir", str(demo["ivbench"]), "--out", str(tmp_path / "var"), "--frames", "3",
                                  "--max-tokens", "3", "--eval-batch", "2", "--row-model", base])
     assert r.exit_code == 0, r.output
     runs = json.loads((tmp_path / "var" / "variants.json").read_text())["runs"]

@@ -72,7 +72,7 @@ def test_synthesize_pipeline(tmp_path):
     qa.write_text("".join(json.dumps(i) + "\n" for i in items))
     out = tmp_path / "synth" / "test_data.jsonl"
     with FakeOpenAIServer(responder=responder) as srv:
-        cmd = ["ivbench", "synthesize", "--videoqa", str(qa), "--videos", str(videos), "--llm", "openai:fake",
+        cmd = ["ivbench", "synthesize", "--videoqa", str(qa), "--videos", str(videos), "--model", "openai:fake",
                "--base-url", srv.url, "--out", str(out), "--frames", "6"]
         r = run_cli(*cmd)
         assert r.returncode == 0, r.stderr

@@ -175,7 +175,7 @@ def test_ifbench_review_refuses_an_image_outside_the_data_folder(tmp_path, monke
     for bad in ("../../../../etc/passwd", "/etc/passwd", "good.png"):
         doc = {"Scene Understanding": [_ifbench_record("good.png", 0), _ifbench_record(bad, 1)]}
         (data / "if_bench.json").write_text(json.dumps(doc, ensure_ascii=False))
-        r = CliRunner().invoke(app, ["ifbench", "review", "--data", str(data), "--db", str(tmp_path / f"{len(served)}.db")])
+        r = CliRunner().invoke(app, ["ifbench", "review", "--data-dir", str(data), "--db", str(tmp_path / f"{len(served)}.db")])
         if bad == "good.png":  # the control: the same file with an inside path starts the page
             assert r.exit_code == 0 and len(served) == 1, r.output
             continue

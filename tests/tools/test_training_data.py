@@ -251,7 +251,7 @@ def test_negatives_pool_with_visual_check_cli(tmp_path, demo):
         return json.dumps({"description": "purple pen" if items[0]["description"] in text else "a golden box"})
 
     with FakeOpenAIServer(responder) as srv:
-        r = CliRunner().invoke(app, ["groundingme", "negatives", "--source", str(tmp_path / "pos.jsonl"), "--llm",
+        r = CliRunner().invoke(app, ["groundingme", "negatives", "--source", str(tmp_path / "pos.jsonl"), "--model",
                                      "openai:m", "--base-url", srv.url, "--visual-check", "openai:v",
                                      "--visual-check-base-url", srv.url, "--pool", "--out", str(tmp_path / "neg.jsonl")],
                                env={"OPENAI_API_KEY": "x"})

@@ -182,7 +182,7 @@ def test_genvip_loop_ends_in_table5(tiny_editor, tiny_vlm, tmp_path, monkeypatch
     assert r.exit_code == 0, r.output
     assert json.loads((tmp_path / "ft" / "train_summary.json").read_text())["steps"] == 1
     r = run(app, ["train", "genvip", "loop", "--lora", str(tmp_path / "ft" / "lora"), "--editor-model", str(tiny_editor),
-                  "--data", str(d["ifbench"]), "--model", f"hf:{tiny_vlm('qwen2.5-vl')}?batch=8", "--out",
+                  "--data-dir", str(d["ifbench"]), "--model", f"hf:{tiny_vlm('qwen2.5-vl')}?batch=8", "--out",
                   str(tmp_path / "loop"), "--steps", "1", "--size", "32", "--max-tokens", "4", "--limit", "2"])
     assert r.exit_code == 0, r.output
     rep = json.loads((tmp_path / "loop" / "translated" / "translate_report.json").read_text())

@@ -41,7 +41,7 @@ def _train(args, monkeypatch=None):
                                          ("learning_rate=-1e-4", "greater than 0"), ("max_steps=0", "positive"),
                                          ("epochs=inf", "finite"), ("learning_rate=5", "less than or equal to 1")])
 def test_non_finite_or_out_of_range_settings_refused(tmp_path, monkeypatch, setting, why):
-    r = _train(["--data", str(_data(tmp_path)), "--model", str(tmp_path / "no-model"), "--out", str(tmp_path / "o"),
+    r = _train(["--examples", str(_data(tmp_path)), "--model", str(tmp_path / "no-model"), "--out", str(tmp_path / "o"),
                 "--set", setting], monkeypatch)
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert r.output.startswith("error: training settings: " + setting.split("=")[0]) and why in r.output
@@ -80,7 +80,7 @@ def test_bad_training_data_refused_before_loading(tmp_path, monkeypatch, case):
         raw[2] = raw[2].replace(b"w2", b"w\xe92")  # latin-1 e-acute in line 3
         (tmp_path / "sft.jsonl").write_bytes(b"\n".join(raw))
         field, want = None, "not UTF-8"
-    r = _train(["--data", str(tmp_path / "sft.jsonl"), "--model", str(tmp_path / "no-model"),
+    r = _train(["--examples", str(tmp_path / "sft.jsonl"), "--model", str(tmp_path / "no-model"),
                 "--out", str(tmp_path / "o")], monkeypatch)
     assert r.exit_code == 2 and "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1, r.output
     assert str(tmp_path / "sft.jsonl") in r.output and f"line {bad_line}:" in r.output and want in r.output
@@ -90,7 +90,7 @@ def test_bad_training_data_refused_before_loading(tmp_path, monkeypatch, case):
 def test_lora_targets_matching_nothing_refused_before_weights_load(tiny_vlm, tmp_path, monkeypatch):
     pytest.importorskip("peft")
     base = tiny_vlm("qwen2.5-vl")
-    r = _train(["--data", str(_data(tmp_path)), "--model", str(base), "--out", str(tmp_path / "o"),
+    r = _train(["--examples", str(_data(tmp_path)), "--model", str(base), "--out", str(tmp_path / "o"),
                 "--set", "lora_targets=nothing_is_named_like_this", "--set", "device=cpu"], monkeypatch)
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert "error: training settings: lora_targets 'nothing_is_named_like_this' match no Linear" in r.output

@@ -29,6 +29,9 @@ FOREIGN_OPTIONS: dict[str, str] = {
     "--log_samples": "every sample is always logged: samples.jsonl in the run folder",
     "--log-samples": "every sample is always logged: samples.jsonl in the run folder",
     "--to": "the tracker flag is --log-to wandb|mlflow (as in 'lensbench run')",
+    # lensbench's own old names (issue 32.9), where a command never had them
+    "--data": "a data folder is --data-dir DIR",
+    "--llm": "a model spec is --model SPEC (a judge's: --judge-model SPEC)",
 }
 
 

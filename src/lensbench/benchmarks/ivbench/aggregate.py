@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lensbench.benchmarks.ivbench.data import PERCEPTION, REASONING, TABLE2_COLUMNS, TASK_ABBREV
-from lensbench.benchmarks.ivbench.sweep import config_label
+from lensbench.benchmarks.ivbench.sweep import config_key, config_label
 from lensbench.benchmarks.ivbench.units import accuracy_table, config_of, table2_block
 from lensbench.core.records import SampleRecord, count_outcomes
 
@@ -50,8 +50,9 @@ def aggregate_records(records: Sequence[SampleRecord], configs: Sequence[Config]
     """``(metrics, counts)`` of a run: Table 2 columns for the first config, a ``sweep`` for all.
 
     ``metrics = {"accuracy": {col: %}, "chance": {col: %}, "config": {frames, resolution,
-    frame_rule, pattern}, "sweep": [...] (only with more than one config)}``; configs in the
-    order of ``configs`` (others found in the records after). ``counts``: ``n`` scored,
+    frame_rule, pattern}, "sweep": [...] (only with more than one config)}``; configs (those of
+    ``configs`` and any other found in the records) in :func:`~lensbench.benchmarks.ivbench.sweep.config_key` order:
+    frames, then short side. ``counts``: ``n`` scored,
     ``n_records``, ``n_correct``, ``n_unparseable``, ``n_error`` (transport + video),
     ``n_video_error``, ``n_transport_error``, ``n_items``, ``n_configs``, de-duplication counts
     per item, ``per_task`` scored counts (first config), then ``noted`` (what loading and decoding counted:
@@ -60,7 +61,7 @@ def aggregate_records(records: Sequence[SampleRecord], configs: Sequence[Config]
     by_cfg: dict[Config, list[SampleRecord]] = defaultdict(list)
     for r in records:
         by_cfg[config_of(r)].append(r)
-    order = [c for c in configs if c in by_cfg] + [c for c in by_cfg if c not in configs]
+    order = sorted(by_cfg, key=config_key)
     sweep = []
     for c in order:
         rs = by_cfg[c]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from lensbench.benchmarks.ivbench.sweep import sweep_in_order
 from lensbench.report.figures import dimension_bars, finished, plot_labels, plt, png
 from lensbench.report.runs import LoadedRun
 
@@ -19,7 +20,7 @@ def sweep_curve(runs: Sequence[LoadedRun]) -> bytes | None:
     fig, ax = pyplot.subplots(figsize=(7, 3.6))
     chance = None
     for name, r in zip(plot_labels(rs), rs):
-        sw = r.result.metrics["sweep"]  # type: ignore[union-attr]
+        sw = sweep_in_order(r.result.metrics["sweep"])  # type: ignore[union-attr]
         labels = [str(p.get("label") or f"{p.get('frames')}f/{p.get('resolution')}") for p in sw]
         ys = [(p.get("accuracy") or {}).get("Overall") for p in sw]
         ax.plot(range(len(sw)), [y if y is not None else float("nan") for y in ys], marker="o", label=name)

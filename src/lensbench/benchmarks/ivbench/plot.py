@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from lensbench.benchmarks.ivbench.sweep import sweep_in_order
 from lensbench.report.plotstyle import pyplot, save_png
 
 __all__ = ["plot_sweep"]
@@ -17,10 +18,12 @@ def plot_sweep(sweep: list[dict[str, Any]], path: Path, title: str = "IV-Bench s
     """Line plot of Overall / P-Avg / R-Avg accuracy against the sweep configs; PNG at ``path``.
 
     x axis: frames when only frames vary, short side when only resolution varies, else the
-    config labels in order. Returns ``path`` (None for fewer than 2 configs).
+    config labels in order (frames, then short side: :func:`~lensbench.benchmarks.ivbench.sweep.sweep_in_order`).
+    Returns ``path`` (None for fewer than 2 configs).
     """
     if len(sweep) < 2:
         return None
+    sweep = sweep_in_order(sweep)
     plt = pyplot("the IV-Bench sweep plot")
     frames = {s["frames"] for s in sweep}
     res = {s["resolution"] for s in sweep}

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lensbench.benchmarks.ivbench.data import TABLE2_COLUMNS
-from lensbench.benchmarks.ivbench.sweep import config_label
+from lensbench.benchmarks.ivbench.sweep import config_label, sweep_in_order
 from lensbench.core.resources import read_text
 from lensbench.core.results import RunResult
 from lensbench.report.common import counts_table, empty_notes, incomplete_notes, run_tags
@@ -44,7 +44,7 @@ def _table2(results: Sequence[RunResult], fmt: str, with_paper: bool) -> str:
         tag = f" [{'; '.join(tags)}]" if tags else ""
         sweep = r.metrics.get("sweep")
         if sweep:
-            for s in sweep:
+            for s in sweep_in_order(sweep):
                 stag = f" [incomplete: {s['n_error']} errors]" if s.get("n_error") else ""
                 rows.append([f"{r.model} ({s['label']}){stag}", *[s["accuracy"].get(c) for c in TABLE2_COLUMNS]])
         else:
@@ -59,7 +59,7 @@ def _table2(results: Sequence[RunResult], fmt: str, with_paper: bool) -> str:
 def _sweep(results: Sequence[RunResult], fmt: str) -> list[str]:
     srows = []
     for r in results:
-        for s in r.metrics.get("sweep", []):
+        for s in sweep_in_order(r.metrics.get("sweep", [])):
             a = s["accuracy"]
             srows.append([r.model, s["frames"], s["resolution"] or "native", a.get("Overall"), a.get("P-Avg"),
                           a.get("R-Avg"), s["n"], s["n_unparseable"], s["n_error"]])

@@ -2,15 +2,22 @@
 
 ``--frames 8,16,32,64``, ``--resolution 72,108,144,240`` (the product is run) or ``--pairs``
 (``fig4b`` = the equal-visual-token pairs of Fig. 4(b), or explicit ``FRAMESxRES`` pairs).
+
+Configurations are ordered numerically, by frames then short side (native last): :func:`config_key`. Every
+table, plot and leaderboard cell of a sweep follows that order (issue 32.9: columns came out as text,
+16f, 32f, 64f, 8f).
 """
 
 from __future__ import annotations
 
 import re
 
+from typing import Any
+
 from lensbench.core.errors import ConfigError
 
-__all__ = ["FIG4B_PAIRS", "parse_int_list", "sweep_configs", "config_label"]
+__all__ = ["FIG4B_PAIRS", "parse_int_list", "sweep_configs", "config_label", "config_key", "sweep_in_order",
+           "sortable_labels"]
 
 #: Fig. 4(b): (frames, short side) pairs of roughly equal visual-token count.
 FIG4B_PAIRS: list[tuple[int, int]] = [(8, 720), (16, 480), (32, 360), (64, 240), (128, 144), (256, 108), (512, 72)]
@@ -45,11 +52,16 @@ def parse_int_list(value: str | int | None, what: str, allow_native: bool = Fals
 
 
 def sweep_configs(frames: str | int, resolution: str | int | None, pairs: str | None) -> list[tuple[int, int | None]]:
-    """The (frames, short side or None) configurations of a run, in order.
+    """The (frames, short side or None) configurations of a run, sorted by :func:`config_key` (frames, then
+    short side, native last), whatever order they were given in.
 
     ``pairs`` (``"fig4b"`` or ``"8x720,16x480"``) gives them explicitly; otherwise the product of
     the ``frames`` and ``resolution`` lists. Raises ConfigError for bad syntax.
     """
+    return sorted(_given_configs(frames, resolution, pairs), key=config_key)
+
+
+def _given_configs(frames: str | int, resolution: str | int | None, pairs: str | None) -> list[tuple[int, int | None]]:
     if pairs:
         if pairs.strip().lower() == "fig4b":
             return list(FIG4B_PAIRS)
@@ -68,3 +80,37 @@ def sweep_configs(frames: str | int, resolution: str | int | None, pairs: str | 
 def config_label(n: int, r: int | None) -> str:
     """Short name of a config: ``"32f@360p"``, or ``"32f@native"`` for native resolution."""
     return f"{n}f@{r}p" if r else f"{n}f@native"
+
+
+def _num(v: Any) -> tuple[int, float, str]:
+    """Sort key of one number of a config: numbers ascending, then None (native), then anything else as text."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return (0, float(v), "")
+    return (1, 0.0, "") if v is None else (2, 0.0, str(v))
+
+
+def config_key(cfg: tuple[Any, Any]) -> tuple:
+    """Sort key of a ``(frames, short side)`` configuration: by frames, then by short side, numerically; a
+    native resolution (None) after every short side. Safe on any values (e.g. labels of an old run)."""
+    return _num(cfg[0]), _num(cfg[1])
+
+
+def sweep_in_order(sweep: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries of a ``result.json`` sweep (``{"frames", "resolution", ...}``) in :func:`config_key` order (a
+    run written before the order was fixed may hold them as given on the command line)."""
+    return sorted(sweep, key=lambda e: config_key((e.get("frames"), e.get("resolution"))))
+
+
+def sortable_labels(configs: list[tuple[Any, Any]]) -> list[str]:
+    """:func:`config_label` of each config with its numbers zero-padded to the widest in ``configs``
+    (``08f@native``, ``16f@native``, ...), so that text order is numeric order wherever labels are sorted as
+    text (the leaderboard's columns, a spreadsheet); labels of equal width are :func:`config_label` as is."""
+    def width(vals):
+        return max((len(str(v)) for v in vals if isinstance(v, int) and not isinstance(v, bool)), default=0)
+
+    fw, rw = width(c[0] for c in configs), width(c[1] for c in configs)
+    out = []
+    for n, r in configs:
+        f = f"{n:0{fw}d}" if isinstance(n, int) else str(n)
+        out.append(f"{f}f@{r:0{rw}d}p" if isinstance(r, int) and r else f"{f}f@native")
+    return out

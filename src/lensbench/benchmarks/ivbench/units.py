@@ -3,8 +3,9 @@
 Paper Table 2 and IV-Bench README, Protocol: accuracy (%) per task; P-Avg, R-Avg and Overall are sample-weighted
 (micro) over the perception / reasoning / all scored queries, not means of the task columns. Rows:
 the scored queries (an ``error`` record, a failed call or an undecodable video, never counts);
-cluster: the video. In a sweep the first configuration's table is ``accuracy`` (as
-``result.json``'s ``accuracy``), the others ``accuracy#2``, ... (``UnitTable.setting`` names each).
+cluster: the video. In a sweep the configurations are in :func:`~lensbench.benchmarks.ivbench.sweep.config_key`
+order (frames, then short side): the first one's table is ``accuracy`` (as ``result.json``'s ``accuracy``),
+the others ``accuracy#2``, ... (``UnitTable.setting`` names each).
 
 Labels read (:meth:`IVBench.score <lensbench.benchmarks.ivbench.benchmark.IVBench.score>` writes them):
 ``task`` (the release's ``question_type``: its Table 2 column and group come from
@@ -19,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lensbench.benchmarks.ivbench.data import PERCEPTION, REASONING, TABLE2_COLUMNS, TASK_ABBREV
+from lensbench.benchmarks.ivbench.sweep import config_key, sortable_labels, sweep_in_order
 from lensbench.core.records import SampleRecord
 from lensbench.scoring.bootstrap import UnitTable
 from lensbench.scoring.units import Headline, hit, make_table, scored
@@ -61,14 +63,14 @@ def accuracy_table(records: Sequence[SampleRecord], setting: dict[str, Any] | No
 
 
 def accuracy_tables(records: Sequence[SampleRecord]) -> dict[str, UnitTable]:
-    """One :func:`accuracy_table` per configuration, in first-seen order (see the module docstring)."""
+    """One :func:`accuracy_table` per configuration, in :func:`config_key` order (see the module docstring)."""
     by_cfg: dict[tuple[Any, Any], list[SampleRecord]] = defaultdict(list)
     for r in records:
         by_cfg[config_of(r)].append(r)
     multi = len(by_cfg) > 1
     return {("accuracy" if k == 0 else f"accuracy#{k + 1}"):
             accuracy_table(rs, {"frames": cfg[0], "resolution": cfg[1]} if multi else None)
-            for k, (cfg, rs) in enumerate(by_cfg.items())}
+            for k, (cfg, rs) in enumerate(sorted(by_cfg.items(), key=lambda kv: config_key(kv[0])))}
 
 
 def table2_block(t: UnitTable | None) -> tuple[dict[str, float | None], dict[str, int]]:
@@ -87,15 +89,19 @@ def sweep_cells(metrics: dict[str, Any], tables: Callable[[], dict[str, tuple[st
                 ) -> list[tuple[Headline, str, dict[str, Any], str]]:
     """The leaderboard cells of a sweep run: one per configuration (``metrics["sweep"]`` matched to the
     tables by frames and resolution; ``tables()``: ``{table key: (metric, setting)}``); ``[]`` for a run
-    of one configuration."""
+    of one configuration. Cells in :func:`config_key` order, each named by its zero-padded label
+    (:func:`~lensbench.benchmarks.ivbench.sweep.sortable_labels`: ``08f@native`` before ``16f@native``), so a
+    table that sorts its columns by name keeps them in frame order."""
     sweep = metrics.get("sweep")
     if not isinstance(sweep, list) or len(sweep) < 2:
         return []
     h = HEADLINES[0]
     settings = tables()
     out = []
-    for entry in sweep:
+    sweep = sweep_in_order(sweep)
+    names = sortable_labels([(e.get("frames"), e.get("resolution")) for e in sweep])
+    for entry, name in zip(sweep, names):
         want = {"frames": entry.get("frames"), "resolution": entry.get("resolution")}
         key = next((k for k, (metric, setting) in settings.items() if metric == h.metric and setting == want), "")
-        out.append((h, key, {h.metric: entry.get("accuracy") or {}}, str(entry.get("label") or want)))
+        out.append((h, key, {h.metric: entry.get("accuracy") or {}}, name))
     return out

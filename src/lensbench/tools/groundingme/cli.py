@@ -11,6 +11,7 @@ import typer
 
 from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.core.console import fail
+from lensbench.core.flags import old_option, renamed
 from lensbench.core.jsonl import dumps_line
 
 __all__ = ["groundingme_app"]
@@ -27,8 +28,8 @@ def _fail(exc: Exception) -> None:
 @groundingme_app.command("negatives")
 def negatives_cmd(
     source: Annotated[Path, typer.Option("--source", help="RefCOCOg-style JSON / JSONL / parquet")],
-    llm: Annotated[str, typer.Option("--llm", help="editing LLM backend spec, e.g. openai:MODEL")],
     out: Annotated[Path, typer.Option("--out", help="output JSONL (mixture)")],
+    model: Annotated[Optional[str], typer.Option("--model", help="editing LLM backend spec, e.g. openai:MODEL")] = None,
     ratio: Annotated[str, typer.Option("--ratio", help="NEG:POS (paper: 1:8, 1:4, 1:2, 1:1, 2:1)")] = "1:1",
     total: Annotated[Optional[int], typer.Option("--total", help="items in the mixture (default: max)")] = None,
     seed: Annotated[int, typer.Option("--seed", help="seed for attribute types and sampling")] = 0,
@@ -43,6 +44,7 @@ def negatives_cmd(
     visual_check_base_url: Annotated[list[str], typer.Option("--visual-check-base-url",
                                                              help="endpoint(s) of --visual-check")] = [],  # noqa: B006
     keep_unclear: Annotated[bool, typer.Option("--keep-unclear", help="keep negatives whose check gave no yes/no")] = False,
+    llm_old: Annotated[Optional[str], old_option("--llm", "--model")] = None,
 ) -> None:
     """Edit descriptions into negatives (bbox null) and mix them with positives at NEG:POS (or, with
     --pool, write the negatives alone); --visual-check confirms them with an image-aware model."""
@@ -51,6 +53,7 @@ def negatives_cmd(
     from lensbench.runtime.session import EndpointSettings, Session, build_backend
     from lensbench.tools.groundingme.negatives import build_negatives, mix_negatives, parse_ratio, read_refexp_source
 
+    llm = renamed(model, llm_old, "--llm", "--model", required=True)
     try:
         check_out_file(out)
         parse_ratio(ratio)

@@ -11,6 +11,7 @@ import typer
 
 from lensbench.core.console import err_console, guard
 from lensbench.core.errors import ConfigError
+from lensbench.core.flags import old_option, renamed
 
 __all__ = ["register_review", "image_roots"]
 
@@ -111,18 +112,21 @@ def export_cmd(
 
 
 def verify_cmd(
-    data: Annotated[Path, typer.Option("--data", help="GroundingME data (release folder, parquet or TSV)")],
     work: Annotated[Path, typer.Option("--work", help="folder for the sample, its images and the answers")],
+    data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="GroundingME data (release folder, parquet "
+                                                     "or TSV)")] = None,
     n: Annotated[int, typer.Option("--n", help="items to judge (paper: 100)")] = 100,
     seed: Annotated[int, typer.Option("--seed", help="sampling seed")] = 0,
     db: Annotated[Optional[Path], typer.Option("--db", help=f"answers file (default WORK/{REVIEW_DB})")] = None,
     reviewer: Annotated[Optional[str], typer.Option("--reviewer", help="reviewer name filled in on the page")] = None,
     host: Annotated[str, typer.Option("--host", help="address to listen on (keep 127.0.0.1)")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="port")] = 8765,
+    data_old: Annotated[Optional[Path], old_option("--data", "--data-dir")] = None,
 ) -> None:
     """App. C human rejection verification: judge sampled Discriminative / Rejection items groundable or not."""
     from lensbench.tools.review import ReviewDB, serve_review
 
+    data = renamed(data_dir, data_old, "--data", "--data-dir", required=True)
     items = prepare_verification(data, work, n, seed)
     from lensbench.tools.groundingme.review import verification_form
 

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from lensbench.core.console import fail
 from lensbench.core.errors import LensbenchError
+from lensbench.core.flags import old_option, renamed
 
 __all__ = ["ifbench_app"]
 
@@ -79,21 +80,24 @@ def build_cmd(
 
 @ifbench_app.command("review")
 def review_cmd(
-    data: Annotated[Path, typer.Option("--data", help="a built folder (if_bench.json, infrared_imgs/)")],
     db: Annotated[Path, typer.Option("--db", help="SQLite answers file of this stage (created; one per reviewer "
                                                   "or shared)")],
+    data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="a built folder (if_bench.json, "
+                                                     "infrared_imgs/)")] = None,
     after: Annotated[Optional[list[str]], typer.Option("--after", help="answers of an earlier stage: DB[,DB...] "
                                                        "(repeat per stage); review what it kept, edits applied")] = None,
     reviewer: Annotated[Optional[str], typer.Option("--reviewer", help="reviewer name (else asked on the page)")] = None,
     rule: Annotated[str, typer.Option("--rule", help="how earlier stages decide: majority | unanimous | any")] = "majority",
     port: Annotated[int, typer.Option("--port", help="port")] = 8765,
     host: Annotated[str, typer.Option("--host", help="interface (beyond 127.0.0.1: a warning)")] = "127.0.0.1",
+    data_old: Annotated[Optional[Path], old_option("--data", "--data-dir")] = None,
 ) -> None:
     """Serve the calibration page: accept / edit / reject each question (URL with a fresh token; Ctrl-C to stop)."""
     from lensbench.tools.ifbench.calibrate import CALIBRATION_FORM, after_stages, review_items
     from lensbench.tools.review import ReviewDB, serve_review
     from lensbench.tools.review.server import check_media
 
+    data = renamed(data_dir, data_old, "--data", "--data-dir", required=True)
     img_dir = data / "infrared_imgs"
     try:
         records, _ = after_stages(data, _stages(after), rule)
@@ -113,17 +117,19 @@ def review_cmd(
 
 @ifbench_app.command("finalize")
 def finalize_cmd(
-    data: Annotated[Path, typer.Option("--data", help="the built folder the stages reviewed")],
     stage: Annotated[list[str], typer.Option("--stage", help="answers of one stage: DB[,DB...]; repeat in order "
                                              "(coarse, then expert)")],
     out: Annotated[Path, typer.Option("--out", help="new folder for the calibrated release")],
+    data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="the built folder the stages reviewed")] = None,
     rule: Annotated[str, typer.Option("--rule", help="majority | unanimous | any (a tie rejects)")] = "majority",
     seed: Annotated[int, typer.Option("--seed", help="seed of the letter balancing")] = 0,
     format: Annotated[str, typer.Option("--format", help="text or json")] = "text",
+    data_old: Annotated[Optional[Path], old_option("--data", "--data-dir")] = None,
 ) -> None:
     """Apply the calibration stages, re-check and balance, write the final release; print agreement per stage."""
     from lensbench.tools.ifbench.calibrate import final_counts, finalize
 
+    data = renamed(data_dir, data_old, "--data", "--data-dir", required=True)
     try:
         final, reports = finalize(data, _stages(stage), out, rule=rule, seed=seed)
     except (LensbenchError, ValueError) as exc:

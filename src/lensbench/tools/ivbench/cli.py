@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
 from lensbench.benchmarks.ivbench.data import TASK_ABBREV, TASKS
 from lensbench.core.errors import ConfigError
 from lensbench.core.console import fail
+from lensbench.core.flags import old_option, renamed
 
 __all__ = ["ivbench_app"]
 
@@ -46,17 +47,20 @@ def download_cmd(
 def synthesize_cmd(
     videoqa: Path = typer.Option(..., "--videoqa", help="video-QA jsonl: video_id, question, answer[, distractors]"),
     videos: Path = typer.Option(..., "--videos", help="folder of <video_id>.mp4"),
-    llm: str = typer.Option(..., "--llm", help="rewrite model spec (openai:NAME, replay:..., ...)"),
+    model: Optional[str] = typer.Option(None, "--model", help="rewrite model spec (openai:NAME, replay:..., ...)"),
     out: Path = typer.Option(..., "--out", help="output IV-Bench jsonl (images/ written beside it)"),
-    judge: Optional[str] = typer.Option(None, "--judge", help="image-necessity judge spec (default: --llm)"),
+    judge_model: Optional[str] = typer.Option(None, "--judge-model",
+                                              help="image-necessity judge spec (default: --model)"),
     embedder: str = typer.Option("simple", "--embedder", help="simple | clip[:ARCH[:PRETRAINED]] | hf:MODEL_ID"),
-    base_url: Optional[list[str]] = typer.Option(None, "--base-url", help="endpoint(s) of --llm"),
-    judge_base_url: Optional[list[str]] = typer.Option(None, "--judge-base-url", help="endpoint(s) of --judge"),
+    base_url: Optional[list[str]] = typer.Option(None, "--base-url", help="endpoint(s) of --model"),
+    judge_base_url: Optional[list[str]] = typer.Option(None, "--judge-base-url", help="endpoint(s) of --judge-model"),
     frames: int = typer.Option(16, "--frames", help="candidate frames per video for the image"),
     question_type: str = typer.Option("Details Event", "--question-type",
                                       help="task label for items without question_type (one of the 13)"),
     work: Optional[Path] = typer.Option(None, "--work", help="resumable work folder (default OUT.work)"),
     concurrency: int = typer.Option(8, "--concurrency", help="requests in flight"),
+    llm_old: Annotated[Optional[str], old_option("--llm", "--model")] = None,
+    judge_old: Annotated[Optional[str], old_option("--judge", "--judge-model")] = None,
 ) -> None:
     """Rewrite entity mentions (LLM), drop items answerable without the image (judge), pick the image frame."""
     from lensbench.backends.base import BackendConfig
@@ -67,6 +71,8 @@ def synthesize_cmd(
     from lensbench.tools.ivbench.synth import load_videoqa, make_embedder, synthesize
     from lensbench.runtime.folder import check_out_file
 
+    llm = renamed(model, llm_old, "--llm", "--model", required=True)
+    judge = renamed(judge_model, judge_old, "--judge", "--judge-model")
     work = work or out.with_suffix(".work")
     try:
         check_out_file(out)

@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from lensbench.core.console import fail
+from lensbench.core.flags import old_option, renamed
 from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.tools.training.cli_options import VLM_KEYS, set_option, vlm_train_command
 
@@ -69,8 +70,9 @@ sft_app.command("train")(vlm_train_command(1.0, "Fine-tune one variant (a LLaVA-
 @sft_app.command("variants")
 def variants_cmd(model: Annotated[str, typer.Option("--model", help="base model folder or Hub id")],
                  export: Annotated[Path, typer.Option("--export", help="folder of 'export'")],
-                 data: Annotated[Path, typer.Option("--data", help="IV-Bench data folder (evaluation)")],
                  out: Annotated[Path, typer.Option("--out", help="folder: base/, iv/, video/")],
+                 data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="IV-Bench data folder "
+                                                                  "(evaluation)")] = None,
                  sets: SetOpt = [],  # noqa: B006
                  frames: Annotated[str, typer.Option("--frames", help="evaluation frames (paper: 32)")] = "32",
                  batch: Annotated[int, typer.Option("--eval-batch", help="hf: batch size")] = 4,
@@ -78,7 +80,8 @@ def variants_cmd(model: Annotated[str, typer.Option("--model", help="base model 
                  limit: Annotated[Optional[int], typer.Option("--limit", help="first N queries")] = None,
                  row_model: Annotated[Optional[str], typer.Option(
                      "--row-model", help="evaluate this checkpoint as the llava-video-178k row instead of training "
-                                         "it (the paper's row is the released LLaVA-Video model)")] = None) -> None:
+                                         "it (the paper's row is the released LLaVA-Video model)")] = None,
+                 data_old: Annotated[Optional[Path], old_option("--data", "--data-dir")] = None) -> None:
     """Evaluate the base model, train + evaluate each exported variant (the llava-video-178k row too when
     exported, or --row-model), print Tab. 3."""
     from lensbench.tools.ivbench.sft_table import render_table3
@@ -86,6 +89,7 @@ def variants_cmd(model: Annotated[str, typer.Option("--model", help="base model 
     from lensbench.tools.training.settings import VLMTrainSettings, settings_from_cli
     from lensbench.tools.training.vlm_sft import train_vlm
 
+    data = renamed(data_dir, data_old, "--data", "--data-dir", required=True)
     ev = {k: v for k, v in (("max_tokens", max_tokens), ("limit", limit)) if v is not None}
     rows, doc = [], {"base_model": model, "runs": {}}
     try:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from lensbench.core.console import fail
+from lensbench.core.flags import old_option, renamed
 from lensbench.core.errors import LensbenchError
 
 __all__ = ["set_option", "vlm_train_command", "eval_callback_from_cli"]
@@ -57,21 +58,24 @@ def eval_callback_from_cli(benches: list[str], every: int | None, limit: int | N
 
 
 def vlm_train_command(epochs: float, doc: str) -> Callable[..., None]:
-    """A typer command ``--data FILE --model BASE --out DIR [--set ...] [--eval-bench BENCH=DIR --eval-every N
+    """A typer command ``--examples FILE --model BASE --out DIR [--set ...] [--eval-bench BENCH=DIR --eval-every N
     --eval-limit K]`` that trains with :func:`~lensbench.tools.training.vlm_sft.train_vlm` (``epochs`` = the
     recipe's default), evaluating in memory during training when ``--eval-bench`` is given
-    (:func:`eval_callback_from_cli`), and prints the summary's main fields as JSON; ``doc`` is its help."""
+    (:func:`eval_callback_from_cli`), and prints the summary's main fields as JSON; ``doc`` is its help. The old
+    name ``--data`` of ``--examples`` still works (hidden, :mod:`lensbench.core.flags`)."""
 
-    def train_cmd(data: Annotated[Path, typer.Option("--data", help="SFT examples (JSONL)")],
-                  model: Annotated[str, typer.Option("--model", help="base model folder or Hub id")],
+    def train_cmd(model: Annotated[str, typer.Option("--model", help="base model folder or Hub id")],
                   out: Annotated[Path, typer.Option("--out", help="training folder (OUT/model for hf:)")],
+                  examples: Annotated[Optional[Path], typer.Option("--examples", help="SFT examples (JSONL)")] = None,
                   sets: SetOpt = [],  # noqa: B006
                   eval_bench: EvalBenchOpt = [],  # noqa: B006
                   eval_every: EvalEveryOpt = None, eval_limit: EvalLimitOpt = None,
-                  eval_max_tokens: EvalTokensOpt = None) -> None:
+                  eval_max_tokens: EvalTokensOpt = None,
+                  data_old: Annotated[Optional[Path], old_option("--data", "--examples")] = None) -> None:
         from lensbench.tools.training.settings import VLMTrainSettings, settings_from_cli
         from lensbench.tools.training.vlm_sft import train_vlm
 
+        data = renamed(examples, data_old, "--data", "--examples", required=True)
         try:
             settings = settings_from_cli(VLMTrainSettings, sets, model=model, out=out, epochs=epochs)
             cb = eval_callback_from_cli(eval_bench, eval_every, eval_limit, eval_max_tokens, out, settings.seed)

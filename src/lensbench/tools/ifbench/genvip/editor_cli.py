@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from lensbench.core.console import fail
+from lensbench.core.flags import old_option, renamed
 from lensbench.core.errors import ConfigError, LensbenchError
 from lensbench.tools.training.cli_options import set_option
 
@@ -91,9 +92,10 @@ def lora_cmd(src: Annotated[Path, typer.Option("--in", help="LoRA file or diffus
 
 @editor_app.command("loop")
 def loop_cmd(lora: Annotated[Path, typer.Option("--lora", help="the trained LoRA (OUT/lora of 'train')")],
-             data: Annotated[Path, typer.Option("--data", help="IF-Bench data folder (if_bench.json, infrared_imgs/)")],
              model: Annotated[str, typer.Option("--model", help="understanding model spec (paper: Qwen2.5-VL-7B)")],
              out: Annotated[Path, typer.Option("--out", help="folder: translated/, genvip/, vanilla/ runs")],
+             data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="IF-Bench data folder (if_bench.json, "
+                                                              "infrared_imgs/)")] = None,
              editor_model: Annotated[str, typer.Option("--editor-model", help="the LoRA's base pipeline")]
              = "Qwen/Qwen-Image-Edit-2509",
              steps: Annotated[int, typer.Option("--steps", help="inference steps (App. C: 40)")] = 40,
@@ -104,7 +106,8 @@ def loop_cmd(lora: Annotated[Path, typer.Option("--lora", help="the trained LoRA
              limit: Annotated[Optional[int], typer.Option("--limit", help="first N questions")] = None,
              max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", help="max new tokens per reply")] = None,
              judge_model: Annotated[Optional[str], typer.Option("--judge-model", help="answer parser (hybrid judgment)")]
-             = None) -> None:
+             = None,
+             data_old: Annotated[Optional[Path], old_option("--data", "--data-dir")] = None) -> None:
     """Translate IF-Bench's infrared images with the LoRA editor, run IF-Bench with GenViP (IF + RGB +
     Text) and vanilla (IF), and print Tab. 5 with the paper's rows. Progress (each translated image,
     each run's bar) goes to stderr."""
@@ -113,6 +116,7 @@ def loop_cmd(lora: Annotated[Path, typer.Option("--lora", help="the trained LoRA
     from lensbench.tools.ifbench.genvip.editor_table import render_editor_table
     from lensbench.tools.ifbench.genvip.editors import make_editor, translate_folder
 
+    data = renamed(data_dir, data_old, "--data", "--data-dir", required=True)
     ev = {k: v for k, v in (("limit", limit), ("max_tokens", max_tokens), ("judge_model", judge_model)) if v is not None}
     try:
         qs = load_questions(data)[: limit or None]
