@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import asdict
 from typing import Any
 
@@ -66,6 +67,11 @@ def _partial(coverage: str) -> bool:
     return bool(coverage) and not coverage.startswith(UNKNOWN)
 
 
+def natural(text: str) -> tuple:
+    """Sort key of ``text`` with its runs of digits compared as numbers (``8f`` before ``16f``: issue 32.9)."""
+    return tuple((0, int(x), "") if x.isdigit() else (1, 0, x) for x in re.findall(r"\d+|\D+", text))
+
+
 def _cell_text(c) -> str:
     s = fmt_value(c.value, 1) + ("*" if _marked(c) else "") + (PARTIAL_MARK if _partial(c.coverage) else "")
     if c.ci_low is not None and c.ci_high is not None:
@@ -85,7 +91,8 @@ def _md(lb) -> str:
     heads = [c for c in lb.cells if c.headline]
     order = benchmark_order()
     columns = list(dict.fromkeys(c.column for c in heads))
-    columns.sort(key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[2] != "", k[1] != "", k[1], k[2]))
+    columns.sort(key=lambda k: (order.index(k[0]) if k[0] in order else 99, k[2] != "", k[1] != "", natural(k[1]),
+                                natural(k[2])))
     rows_ = list(dict.fromkeys(c.row or c.model for c in heads))
     by = {(c.row or c.model, c.column): c for c in heads}
     rows = [[r] + [_cell_text(by[(r, k)]) if (r, k) in by else "-" for k in columns] for r in rows_]

@@ -16,8 +16,7 @@ from typing import Any
 
 from lensbench.core.errors import ConfigError
 
-__all__ = ["FIG4B_PAIRS", "parse_int_list", "sweep_configs", "config_label", "config_key", "sweep_in_order",
-           "sortable_labels"]
+__all__ = ["FIG4B_PAIRS", "parse_int_list", "sweep_configs", "config_label", "config_key", "sweep_in_order"]
 
 #: Fig. 4(b): (frames, short side) pairs of roughly equal visual-token count.
 FIG4B_PAIRS: list[tuple[int, int]] = [(8, 720), (16, 480), (32, 360), (64, 240), (128, 144), (256, 108), (512, 72)]
@@ -99,18 +98,3 @@ def sweep_in_order(sweep: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The entries of a ``result.json`` sweep (``{"frames", "resolution", ...}``) in :func:`config_key` order (a
     run written before the order was fixed may hold them as given on the command line)."""
     return sorted(sweep, key=lambda e: config_key((e.get("frames"), e.get("resolution"))))
-
-
-def sortable_labels(configs: list[tuple[Any, Any]]) -> list[str]:
-    """:func:`config_label` of each config with its numbers zero-padded to the widest in ``configs``
-    (``08f@native``, ``16f@native``, ...), so that text order is numeric order wherever labels are sorted as
-    text (the leaderboard's columns, a spreadsheet); labels of equal width are :func:`config_label` as is."""
-    def width(vals):
-        return max((len(str(v)) for v in vals if isinstance(v, int) and not isinstance(v, bool)), default=0)
-
-    fw, rw = width(c[0] for c in configs), width(c[1] for c in configs)
-    out = []
-    for n, r in configs:
-        f = f"{n:0{fw}d}" if isinstance(n, int) else str(n)
-        out.append(f"{f}f@{r:0{rw}d}p" if isinstance(r, int) and r else f"{f}f@native")
-    return out

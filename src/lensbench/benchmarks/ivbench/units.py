@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lensbench.benchmarks.ivbench.data import PERCEPTION, REASONING, TABLE2_COLUMNS, TASK_ABBREV
-from lensbench.benchmarks.ivbench.sweep import config_key, sortable_labels, sweep_in_order
+from lensbench.benchmarks.ivbench.sweep import config_key, config_label, sweep_in_order
 from lensbench.core.records import SampleRecord
 from lensbench.scoring.bootstrap import UnitTable
 from lensbench.scoring.units import Headline, hit, make_table, scored
@@ -89,8 +89,8 @@ def sweep_cells(metrics: dict[str, Any], tables: Callable[[], dict[str, tuple[st
                 ) -> list[tuple[Headline, str, dict[str, Any], str]]:
     """The leaderboard cells of a sweep run: one per configuration (``metrics["sweep"]`` matched to the
     tables by frames and resolution; ``tables()``: ``{table key: (metric, setting)}``); ``[]`` for a run
-    of one configuration. Cells in :func:`config_key` order, each named by its zero-padded label
-    (:func:`~lensbench.benchmarks.ivbench.sweep.sortable_labels`: ``08f@native`` before ``16f@native``), so a
+    of one configuration. Cells in :func:`config_key` order, each named by its label
+    (:func:`~lensbench.benchmarks.ivbench.sweep.config_label`; the leaderboard orders numbers numerically), so a
     table that sorts its columns by name keeps them in frame order."""
     sweep = metrics.get("sweep")
     if not isinstance(sweep, list) or len(sweep) < 2:
@@ -99,7 +99,7 @@ def sweep_cells(metrics: dict[str, Any], tables: Callable[[], dict[str, tuple[st
     settings = tables()
     out = []
     sweep = sweep_in_order(sweep)
-    names = sortable_labels([(e.get("frames"), e.get("resolution")) for e in sweep])
+    names = [config_label(e.get("frames"), e.get("resolution")) for e in sweep]
     for entry, name in zip(sweep, names):
         want = {"frames": entry.get("frames"), "resolution": entry.get("resolution")}
         key = next((k for k, (metric, setting) in settings.items() if metric == h.metric and setting == want), "")

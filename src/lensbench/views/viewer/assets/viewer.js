@@ -243,7 +243,9 @@
     var shown = Object.keys(stats).filter(function (k) { var n = Object.keys(stats[k]).length; return n >= 2 && n <= 60; });
     if (!shown.length) { box.hidden = true; return; }
     box.appendChild(h('span', { cls: 'lead', text: 'Filter' }));
-    shown.forEach(function (k) { box.appendChild(facet(k, Object.keys(stats[k]).sort(), stats[k])); });
+    /* numbers in their numeric order (frames 8, 16, 32, 64; not 16, 32, 64, 8), the rest as text */
+    var natural = function (a, b) { return a.localeCompare(b, undefined, { numeric: true }); };
+    shown.forEach(function (k) { box.appendChild(facet(k, Object.keys(stats[k]).sort(natural), stats[k])); });
     clearButton();
   }
   function buildControls() {
