@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from lensbench.core.records import SampleRecord
+from lensbench.report.coverage import run_coverage
 from lensbench.views.catalog import describe
 from lensbench.report.runinfo import protocol_settings, settings_differences
 from lensbench.report.runs import LoadedRun, run_tables
@@ -141,6 +142,9 @@ def compare_runs(a: LoadedRun, b: LoadedRun, *, n_resamples: int = DEFAULT_RESAM
     elif diffs := settings_differences(sa, sb):
         cmp.notes.append("The runs differ in protocol settings, so the differences mix the models with the settings: "
                          + "; ".join(diffs) + ".")
+    for side, run in (("A", a), ("B", b)):  # what each run covers of the release (issue 29.2: every surface)
+        if cov := run_coverage(run).text:
+            cmp.notes.append(f"Coverage of {side} ({run.path}): {cov}.")
     ta, tb = run_tables(a), run_tables(b)
     if not ta:
         cmp.notes.append(f"no metric tables for {a.benchmark} records (not in the common record shape?)")
