@@ -333,8 +333,10 @@ def test_ivbench_unit_table_video_units_tasks_and_group_averages():
             _iv(4, "v2", "Counting", "error"),                        # an error never counts
             _iv(5, "v2", "Counting", "correct", frames=8)]           # another configuration: left out
     tabs = unit_tables("iv-bench", recs)
-    t = tabs["accuracy"]
-    # units are the scored questions of the first configuration; each resampled with its video (the cluster)
+    # configurations in frame order (issue 32.9): the 8-frame one is the first table, the 32-frame one the second
+    assert tabs["accuracy"].units == ["q5"] and tabs["accuracy"].setting == {"frames": 8, "resolution": None}
+    t = tabs["accuracy#2"]
+    # units are the scored questions of their configuration; each resampled with its video (the cluster)
     assert t.units == ["q0", "q1", "q2", "q3"] and t.clusters == ["v1", "v1", "v1", "v2"]
     assert t.columns == ["Exist.", "Cnt."] and t.cluster == "video"
     # per-video sums: v1 Count 1/2, v1 Reason 1/1, v2 Count 1/1 -> Overall (sample-weighted) 3/4
@@ -344,8 +346,7 @@ def test_ivbench_unit_table_video_units_tasks_and_group_averages():
     assert t.value() == pytest.approx(75.0)
     assert t.categories["P-Avg"] == [0] and t.categories["R-Avg"] == [1]
     assert t.value("P-Avg") == pytest.approx(200 / 3) and t.value("Cnt.") == pytest.approx(100.0)
-    # the 8-frame configuration is a table of its own, named by its setting
-    assert tabs["accuracy#2"].units == ["q5"] and tabs["accuracy#2"].setting == {"frames": 8, "resolution": None}
+    # the 32-frame configuration is a table of its own, named by its setting
     assert t.setting == {"frames": 32, "resolution": None}
     ci = bootstrap_ci(t, n_resamples=500, seed=0, method="percentile", min_clusters=2)
     assert ci.n == 2 and ci.low <= ci.value <= ci.high
