@@ -115,13 +115,14 @@ def check_report_format(fmt: str, with_paper: bool) -> None:
              "own numbers (use --format md --with-paper for the paper's rows)")
 
 
-def print_tidy(run_dirs: Sequence[Path], *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> None:
+def print_tidy(run_dirs: Sequence[Path], *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, subset=None) -> None:
     """Write the tidy CSV of runs of one benchmark to stdout: a row per number of each ``result.json``
     (model, benchmark, settings, metric, category, value, 95% CI, n, how the CI was drawn; the
-    leaderboard CSV's columns), headline metric first."""
+    leaderboard CSV's columns), headline metric first; ``subset``: an item subset the runs are restricted to."""
     from lensbench.cli.view import leaderboard_report
 
-    sys.stdout.write(leaderboard_report(run_dirs, "csv", n_resamples=n_resamples, seed=seed, every_metric=True))
+    sys.stdout.write(leaderboard_report(run_dirs, "csv", n_resamples=n_resamples, seed=seed, every_metric=True,
+                                        subset=subset))
     sys.stdout.flush()
 
 
