@@ -153,7 +153,7 @@ def report(
             sys.stdout.write("".join(f"> {r.run_dir}: {r.extra['subset']['label']}: not the paper's measurement, "
                                      "not comparable with the full set\n" for r in results if "subset" in r.extra)
                              + "\n")
-        print_report(get_benchmark(names.pop())(None), results, format, with_paper)
+        print_report(get_benchmark(names.pop())(None), results, format, with_paper, subset=item_subset)
     for d, r in zip(good, results):
         if r.extra.get("not_stored"):
             err_console.print(f"note: {d}: {r.extra['not_stored']}", highlight=False, markup=False)

@@ -126,18 +126,19 @@ def print_tidy(run_dirs: Sequence[Path], *, n_resamples: int = DEFAULT_RESAMPLES
     sys.stdout.flush()
 
 
-def print_report(bench: Benchmark, results, fmt: str, with_paper: bool) -> None:
+def print_report(bench: Benchmark, results, fmt: str, with_paper: bool, subset=None) -> None:
     """Write the benchmark's tables (md/csv) or the result JSON to stdout; md tables are headed by what each
     run covers of the benchmark's release when it is not all of it (:func:`lensbench.report.coverage.coverage_header`:
     part of the release, demo data, failed requests) and by the input perturbation of a perturbed run
-    (:func:`lensbench.report.runinfo.perturbation_header`)."""
+    (:func:`lensbench.report.runinfo.perturbation_header`); ``subset``: the item subset the results were cut to
+    (the coverage is then the subset's)."""
     if fmt == "md":
         from lensbench.report.coverage import coverage_header
         from lensbench.views.runs import read_run
 
         from lensbench.report.runinfo import perturbation_header
 
-        loaded = [read_run(r.run_dir, with_records=False) for r in results if r.run_dir]
+        loaded = [read_run(r.run_dir, with_records=False, subset=subset) for r in results if r.run_dir]
         sys.stdout.write(coverage_header(loaded) + perturbation_header(loaded))
     if fmt == "json":
         docs = [r.to_json() for r in results]
