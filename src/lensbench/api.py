@@ -106,12 +106,19 @@ class Run(LoadedRun):
         return get_benchmark(self.result.benchmark)(None).tables([self.result], fmt=fmt, with_paper=with_paper)
 
 
-def load_run(path: str | Path) -> Run:
-    """Read a run folder (``result.json`` is rebuilt from the store when missing).
+def load_run(path: str | Path, subset: str | Path | None = None) -> Run:
+    """Read a run folder (``result.json`` is rebuilt from the store when missing); ``subset``: a subset file
+    (``lensbench analyze items --out``) the run is restricted to (:mod:`lensbench.report.subset`).
 
-    Raises ConfigError when ``path`` is not a lensbench run folder.
+    Raises ConfigError when ``path`` is not a lensbench run folder, or the subset file is bad or does not fit.
     """
+    from lensbench.report.subset import apply_subset, load_subset
+
     p = Path(path)
+    item_subset = load_subset(subset) if subset is not None else None
     result = load_or_rebuild(p)
-    return Run(p, manifest=read_manifest(p) or {}, result=result, records=list(iter_samples(p)), records_loaded=True,
-               lookup=describe)
+    run = Run(p, manifest=read_manifest(p) or {}, result=result, records=list(iter_samples(p)), records_loaded=True,
+              lookup=describe)
+    if item_subset is not None:
+        run.subset_applied = apply_subset(run, item_subset)
+    return run

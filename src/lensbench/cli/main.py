@@ -21,7 +21,7 @@ from lensbench.cli.mergecmd import register as register_merge
 from lensbench.cli.helpfmt import MARKUP_MODE, install as install_help_format
 from lensbench.cli.tools import TOOL_GROUPS
 from lensbench.cli.listcmd import register as register_list
-from lensbench.cli.view import RESAMPLES_HELP, SEED_HELP
+from lensbench.cli.view import RESAMPLES_HELP, SEED_HELP, SUBSET_HELP, read_subset
 from lensbench.cli.view import register as register_view
 from lensbench.cli.reproduce import register as register_reproduce
 from lensbench.scoring.defaults import DEFAULT_RESAMPLES
@@ -107,6 +107,7 @@ def report(
                                                                     "benchmarks)")] = False,
     resamples: Annotated[int, typer.Option("--resamples", min=1, help=RESAMPLES_HELP)] = DEFAULT_RESAMPLES,
     seed: Annotated[int, typer.Option("--seed", help=SEED_HELP)] = 0,
+    subset: Annotated[Optional[Path], typer.Option("--subset", metavar="FILE", help=SUBSET_HELP)] = None,
 ) -> None:
     """Tables in the paper's layout for runs of one benchmark; a leaderboard across benchmarks.
 
@@ -119,6 +120,9 @@ def report(
     from lensbench.runtime.rebuild import load_for_report
 
     check_report_format(format, with_paper)
+    item_subset = read_subset(subset)
+    if item_subset is not None and with_paper:
+        fail(f"--subset {subset}: a subset is not the paper's measurement; --with-paper compares only full runs")
     results, bad, warned, good = [], [], [], []
     for d in run_dirs:
         try:
@@ -126,6 +130,13 @@ def report(
         except LensbenchError as exc:
             bad.append(f"{d}: {exc}")
             continue
+        if item_subset is not None:
+            from lensbench.views.runs import read_run
+
+            try:
+                result = read_run(d, subset=item_subset).result or result
+            except LensbenchError as exc:
+                fail(str(exc))
         results.append(result)
         good.append(d)
         if problem:
@@ -134,11 +145,15 @@ def report(
     if leaderboard or len(names) > 1:
         from lensbench.cli.view import leaderboard_report
 
-        sys.stdout.write(leaderboard_report(run_dirs, format, n_resamples=resamples, seed=seed))
+        sys.stdout.write(leaderboard_report(run_dirs, format, n_resamples=resamples, seed=seed, subset=item_subset))
     elif results and format == "csv":
-        print_tidy(good, n_resamples=resamples, seed=seed)
+        print_tidy(good, n_resamples=resamples, seed=seed, subset=item_subset)
     elif results:
-        print_report(get_benchmark(names.pop())(None), results, format, with_paper)
+        if item_subset is not None and format == "md":
+            sys.stdout.write("".join(f"> {r.run_dir}: {r.extra['subset']['label']}: not the paper's measurement, "
+                                     "not comparable with the full set\n" for r in results if "subset" in r.extra)
+                             + "\n")
+        print_report(get_benchmark(names.pop())(None), results, format, with_paper, subset=item_subset)
     for d, r in zip(good, results):
         if r.extra.get("not_stored"):
             err_console.print(f"note: {d}: {r.extra['not_stored']}", highlight=False, markup=False)

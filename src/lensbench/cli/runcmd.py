@@ -115,28 +115,30 @@ def check_report_format(fmt: str, with_paper: bool) -> None:
              "own numbers (use --format md --with-paper for the paper's rows)")
 
 
-def print_tidy(run_dirs: Sequence[Path], *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> None:
+def print_tidy(run_dirs: Sequence[Path], *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, subset=None) -> None:
     """Write the tidy CSV of runs of one benchmark to stdout: a row per number of each ``result.json``
     (model, benchmark, settings, metric, category, value, 95% CI, n, how the CI was drawn; the
-    leaderboard CSV's columns), headline metric first."""
+    leaderboard CSV's columns), headline metric first; ``subset``: an item subset the runs are restricted to."""
     from lensbench.cli.view import leaderboard_report
 
-    sys.stdout.write(leaderboard_report(run_dirs, "csv", n_resamples=n_resamples, seed=seed, every_metric=True))
+    sys.stdout.write(leaderboard_report(run_dirs, "csv", n_resamples=n_resamples, seed=seed, every_metric=True,
+                                        subset=subset))
     sys.stdout.flush()
 
 
-def print_report(bench: Benchmark, results, fmt: str, with_paper: bool) -> None:
+def print_report(bench: Benchmark, results, fmt: str, with_paper: bool, subset=None) -> None:
     """Write the benchmark's tables (md/csv) or the result JSON to stdout; md tables are headed by what each
     run covers of the benchmark's release when it is not all of it (:func:`lensbench.report.coverage.coverage_header`:
     part of the release, demo data, failed requests) and by the input perturbation of a perturbed run
-    (:func:`lensbench.report.runinfo.perturbation_header`)."""
+    (:func:`lensbench.report.runinfo.perturbation_header`); ``subset``: the item subset the results were cut to
+    (the coverage is then the subset's)."""
     if fmt == "md":
         from lensbench.report.coverage import coverage_header
         from lensbench.views.runs import read_run
 
         from lensbench.report.runinfo import perturbation_header
 
-        loaded = [read_run(r.run_dir, with_records=False) for r in results if r.run_dir]
+        loaded = [read_run(r.run_dir, with_records=False, subset=subset) for r in results if r.run_dir]
         sys.stdout.write(coverage_header(loaded) + perturbation_header(loaded))
     if fmt == "json":
         docs = [r.to_json() for r in results]

@@ -28,13 +28,30 @@ __all__ = ["register", "leaderboard_report", "view", "compare", "write_viewer", 
 
 console = make_console(soft_wrap=True)
 
+SUBSET_HELP = ("restrict every run to the items of a subset file ('lensbench analyze items --out'); labelled, not "
+               "the paper's measurement")
+
+
+def read_subset(path: Path | None):
+    """The checked subset file ``path`` (:func:`lensbench.report.subset.load_subset`), or None; a bad file is
+    :func:`fail` (one line, exit 2)."""
+    if path is None:
+        return None
+    from lensbench.report.subset import load_subset
+
+    try:
+        return load_subset(path)
+    except LensbenchError as exc:
+        fail(str(exc))
+
 
 def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bool = True, figures: bool = True,
                  compare: bool = True, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, max_thumbs: int = 3000,
-                 chunk: int | None = None):
+                 chunk: int | None = None, subset=None):
     """Build the viewer for ``run_dirs`` (:func:`lensbench.views.assemble.viewer_page`); writes ``out`` when
     given (refused at once, before anything is built, when it is a run folder's own file). Returns
-    ``(html, image registry, runs)``."""
+    ``(html, image registry, runs)``; ``subset``: an :class:`~lensbench.report.subset.ItemSubset` every run is
+    restricted to."""
     from lensbench.core.writes import write_atomically
     from lensbench.views.assemble import viewer_page
     from lensbench.runtime.folder import check_out_file
@@ -43,7 +60,7 @@ def write_viewer(run_dirs: Sequence[Path], out: Path | None = None, *, embed: bo
         check_out_file(out)
     html, images, runs = viewer_page(run_dirs, embed=embed, figures=figures, compare=compare,
                                      n_resamples=n_resamples, seed=seed, max_thumbs=max_thumbs, chunk=chunk,
-                                     warn=lambda msg: warn(msg, console))
+                                     warn=lambda msg: warn(msg, console), subset=subset)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(out, lambda fh: fh.write(html))
@@ -79,16 +96,19 @@ def view(
     resamples: Annotated[int, typer.Option("--resamples", min=1, help=RESAMPLES_HELP)] = DEFAULT_RESAMPLES,
     seed: Annotated[int, typer.Option("--seed", help=SEED_HELP)] = 0,
     max_thumbs: Annotated[int, typer.Option("--max-thumbs", help="embed thumbnails for at most this many images")] = 3000,
+    subset: Annotated[Optional[Path], typer.Option("--subset", metavar="FILE", help=SUBSET_HELP)] = None,
 ) -> None:
     """See what the model did: one self-contained HTML page (tables, samples, comparisons, plots)."""
     from lensbench.core.console import err_console
     from lensbench.runtime.progress import Activity
 
+    item_subset = read_subset(subset)
     with ExitStack() as locks:
         check_view_inputs(run_dirs, figures_dir, locks)
         locks.enter_context(Activity(err_console, f"view: building the page of {len(run_dirs)} run folder(s)"))
         html, images, runs = write_viewer(run_dirs, None if serve else out, embed=not serve, figures=figures,
-                                          n_resamples=resamples, seed=seed, max_thumbs=max_thumbs)
+                                          n_resamples=resamples, seed=seed, max_thumbs=max_thumbs,
+                                          subset=item_subset)
     if figures_dir is not None:
         from lensbench.views.figures import make_figures
 
@@ -117,27 +137,34 @@ def compare(
     format: Annotated[str, typer.Option("--format", help="md, csv or json")] = "md",
     resamples: Annotated[int, typer.Option("--resamples", min=1, help=RESAMPLES_HELP)] = DEFAULT_RESAMPLES,
     seed: Annotated[int, typer.Option("--seed", help=SEED_HELP)] = 0,
+    subset: Annotated[Optional[Path], typer.Option("--subset", metavar="FILE", help=SUBSET_HELP)] = None,
 ) -> None:
     """Paired difference A - B on the shared samples, per metric and category (CI, p-value), and flipped samples."""
     from lensbench.views.compare import compare_runs, render_comparison
     from lensbench.views.runs import read_run
 
-    a, b = read_run(run_a), read_run(run_b)
+    item_subset = read_subset(subset)
     try:
+        a, b = read_run(run_a, subset=item_subset), read_run(run_b, subset=item_subset)
         cmp = compare_runs(a, b, n_resamples=resamples, seed=seed)
         text = render_comparison(cmp, format)
     except (ValueError, LensbenchError) as exc:
         fail(str(exc))
+    if format == "md":
+        from lensbench.views.assemble import subset_header
+
+        text = subset_header([a, b]) + text
     sys.stdout.write(text)
 
 
 def leaderboard_report(run_dirs: Sequence[str | Path], fmt: str = "md", *, n_resamples: int = DEFAULT_RESAMPLES,
-                       seed: int = 0, every_metric: bool = False) -> str:
+                       seed: int = 0, every_metric: bool = False, subset=None) -> str:
     """The multi-benchmark leaderboard of ``run_dirs`` (:func:`lensbench.views.assemble.leaderboard_text`;
     ``every_metric``: every number of each result). Raises ValueError for an unknown ``fmt``."""
     from lensbench.views.assemble import leaderboard_text
 
-    return leaderboard_text(run_dirs, fmt, n_resamples=n_resamples, seed=seed, every_metric=every_metric)
+    return leaderboard_text(run_dirs, fmt, n_resamples=n_resamples, seed=seed, every_metric=every_metric,
+                            subset=subset)
 
 
 def register(app: typer.Typer) -> None:

@@ -32,6 +32,7 @@ from lensbench.core.records import SampleRecord
 from lensbench.core.results import RunResult
 from lensbench.scoring.bootstrap import Design, Interval, UnitTable
 from lensbench.scoring.intervals import intervals_from_block, tables_block
+from lensbench.report.subset import ItemSubset, SubsetApplied, apply_subset
 
 __all__ = ["MANIFEST", "SAMPLES", "RESULT", "read_manifest", "load_result", "iter_samples", "LoadedRun", "read_folder",
            "ensure_records", "run_tables", "run_intervals", "run_table_settings"]
@@ -100,7 +101,8 @@ class LoadedRun:
 
     ``benchmark`` and ``model`` come from ``result.json``, else from ``run.json``, else ``"?"``.
     ``finished``: result.json present and complete; ``problems``: one sentence per defect (also why
-    the records are unusable, e.g. an old-format line); ``records_loaded``: ``samples.jsonl`` was read.
+    the records are unusable, e.g. an old-format line); ``records_loaded``: ``samples.jsonl`` was read;
+    ``subset_applied``: the item subset the run was restricted to (None: all its items).
     """
 
     path: Path
@@ -114,6 +116,7 @@ class LoadedRun:
                                                                       compare=False)
     _coverage: Any = field(default=None, repr=False, compare=False)  # lensbench.report.coverage.run_coverage
     lookup: Callable[[str], Any] | None = field(default=None, repr=False, compare=False)
+    subset_applied: SubsetApplied | None = field(default=None, repr=False, compare=False)
 
     @property
     def facts(self) -> Any:
@@ -144,10 +147,12 @@ class LoadedRun:
 
 
 def read_folder(run_dir: str | Path, with_records: bool = True,
-                lookup: Callable[[str], Any] | None = None) -> LoadedRun:
+                lookup: Callable[[str], Any] | None = None, subset: ItemSubset | None = None) -> LoadedRun:
     """Read ``run_dir``; never raises for a missing or broken file (see :class:`LoadedRun`).
     ``with_records=False``: ``samples.jsonl`` is read on first use (:func:`ensure_records`); ``lookup``:
-    benchmark name -> its class or None (:attr:`LoadedRun.facts`)."""
+    benchmark name -> its class or None (:attr:`LoadedRun.facts`); ``subset``: the run restricted to these
+    items (:func:`lensbench.report.subset.apply_subset`: records read now; ``subset_applied`` says what was
+    kept). Raises ConfigError only for a subset that does not fit the run."""
     p = Path(run_dir)
     run = LoadedRun(p, lookup=lookup)
     if not p.is_dir():
@@ -167,8 +172,10 @@ def read_folder(run_dir: str | Path, with_records: bool = True,
             run.problems.append(str(exc))
     else:
         run.problems.append(f"{p}: no {RESULT} (unfinished or not a run folder)")
-    if with_records:
+    if with_records or subset is not None:
         ensure_records(run)
+    if subset is not None:
+        run.subset_applied = apply_subset(run, subset)
     n_error = int(run.result.counts.get("n_error") or 0) if run.result is not None else 0
     if n_error:  # a --limit / --shard run is partial, not failed: its coverage says so (report.coverage)
         run.problems.append(f"{p}: incomplete ({n_error} failed request{'s' * (n_error != 1)})")

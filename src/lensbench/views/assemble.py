@@ -16,10 +16,11 @@ from typing import Any
 from lensbench.core.errors import LensbenchError
 from lensbench.core.results import RunResult
 from lensbench.views.catalog import describe
+from lensbench.report.subset import ItemSubset
 from lensbench.views.runs import LoadedRun, read_run
 from lensbench.scoring.bootstrap import DEFAULT_RESAMPLES
 
-__all__ = ["leaderboard_text", "viewer_page", "tables_html", "option_defaults"]
+__all__ = ["leaderboard_text", "viewer_page", "tables_html", "option_defaults", "subset_header"]
 
 
 def option_defaults(runs: Sequence[LoadedRun]) -> dict[str, dict[str, Any]]:
@@ -51,10 +52,11 @@ def _loadable(runs: list[LoadedRun]) -> list[LoadedRun]:
 
 
 def leaderboard_text(run_dirs: Sequence[str | Path], fmt: str, *, n_resamples: int = DEFAULT_RESAMPLES,
-                     seed: int = 0, every_metric: bool = False) -> str:
+                     seed: int = 0, every_metric: bool = False, subset: ItemSubset | None = None) -> str:
     """The multi-benchmark leaderboard of ``run_dirs`` as ``md``, ``csv`` (tidy) or ``json`` text;
     ``every_metric``: every number of each result, not only the headline metrics (``report --format csv``
-    of one benchmark).
+    of one benchmark); ``subset``: every run restricted to those items (:mod:`lensbench.report.subset`; the md
+    text is headed by what was kept, each row's model says ``[subset <name>]``).
 
     Never stops at a bad run (listed under "Unfinished or left-out runs"). Raises ValueError
     for an unknown ``fmt``.
@@ -63,21 +65,32 @@ def leaderboard_text(run_dirs: Sequence[str | Path], fmt: str, *, n_resamples: i
 
     if fmt not in ("md", "csv", "json"):
         raise ValueError(f"unknown format {fmt!r} (md, csv or json)")
-    runs = _loadable([read_run(d, with_records=False) for d in run_dirs])  # records are read only where needed
-    return render_leaderboard(build_leaderboard(runs, n_resamples=n_resamples, seed=seed,
+    runs = _loadable([read_run(d, with_records=False, subset=subset) for d in run_dirs])  # records read where needed
+    text = render_leaderboard(build_leaderboard(runs, n_resamples=n_resamples, seed=seed,
                                                 defaults=option_defaults(runs), every_metric=every_metric), fmt)
+    return subset_header(runs) + text if fmt == "md" else text
+
+
+def subset_header(runs: Sequence[LoadedRun]) -> str:
+    """Markdown lines naming the item subset each restricted run was cut to (``""`` when none was): the numbers
+    are not the paper's measurement."""
+    lines = [f"> {r.path.name}: {r.subset_applied.label}: not the paper's measurement, not comparable with the "
+             "full set" for r in runs if r.subset_applied is not None]
+    return "\n".join(lines) + "\n\n" if lines else ""
 
 
 def viewer_page(run_dirs: Sequence[Path], *, embed: bool = True, figures: bool = True,
                 compare: bool = True, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, max_thumbs: int = 3000,
-                chunk: int | None = None, warn: Callable[[str], None] = lambda _msg: None):
+                chunk: int | None = None, warn: Callable[[str], None] = lambda _msg: None,
+                subset: ItemSubset | None = None):
     """``(html, image registry, runs)``: the viewer over ``run_dirs`` (any benchmarks): the benchmarks'
     tables, the headline leaderboard (with CIs), every pair of runs of a benchmark compared
     (``compare``), the plots (``figures``; skipped with a warning when they cannot be drawn). A run's
-    problems, and comparisons that cannot be made, go to ``warn``; a bad run never stops the page."""
+    problems, and comparisons that cannot be made, go to ``warn``; a bad run never stops the page. ``subset``:
+    every run restricted to those items (:mod:`lensbench.report.subset`; labelled in the page's title and models)."""
     from lensbench.views.viewer import build_viewer
 
-    runs = _loadable([read_run(d) for d in run_dirs])
+    runs = _loadable([read_run(d, subset=subset) for d in run_dirs])
     for r in runs:
         for p in r.problems:
             warn(str(p))
@@ -95,7 +108,9 @@ def viewer_page(run_dirs: Sequence[Path], *, embed: bool = True, figures: bool =
     tables["_leaderboard"] = _leaderboard_html(runs, n_resamples, seed)
     html, images = build_viewer(runs, tables=tables, comparisons=comps, figures=figs,
                                 embed=embed, max_thumbs=max_thumbs, **({"chunk": chunk} if chunk else {}),
-                                title="lensbench: " + ", ".join(sorted({r.benchmark for r in runs})))
+                                title="lensbench: " + ", ".join(sorted({r.benchmark for r in runs}))
+                                + "".join(sorted({f" ({r.subset_applied.label})" for r in runs
+                                                  if r.subset_applied is not None})))
     return html, images, runs
 
 

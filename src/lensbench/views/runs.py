@@ -8,14 +8,16 @@ from pathlib import Path
 
 from lensbench.report.runs import (MANIFEST, RESULT, SAMPLES, LoadedRun, ensure_records, iter_samples, load_result,
                                    read_folder, read_manifest, run_intervals, run_table_settings, run_tables)
+from lensbench.report.subset import ItemSubset
 from lensbench.views.catalog import describe
 
 __all__ = ["MANIFEST", "SAMPLES", "RESULT", "read_manifest", "load_result", "iter_samples", "LoadedRun", "read_run",
            "ensure_records", "run_tables", "run_intervals", "run_table_settings"]
 
 
-def read_run(run_dir: str | Path, with_records: bool = True) -> LoadedRun:
+def read_run(run_dir: str | Path, with_records: bool = True, subset: ItemSubset | None = None) -> LoadedRun:
     """Read ``run_dir`` leniently (never raises for a missing or broken file; see
     :class:`~lensbench.views.runs.LoadedRun`), its benchmark looked up in the registry.
-    ``with_records=False``: ``samples.jsonl`` is read on first use (:func:`ensure_records`)."""
-    return read_folder(run_dir, with_records, lookup=describe)
+    ``with_records=False``: ``samples.jsonl`` is read on first use (:func:`ensure_records`); ``subset``: the run
+    restricted to those items (:func:`lensbench.report.subset.apply_subset`; raises ConfigError when it does not fit)."""
+    return read_folder(run_dir, with_records, lookup=describe, subset=subset)
