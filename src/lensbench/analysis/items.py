@@ -20,11 +20,11 @@ from typing import Any
 
 from lensbench.core.csvsafe import csv_cell
 from lensbench.scoring.bootstrap import Design
-from lensbench.tools.analysis.classical import ItemStats, classical_stats
-from lensbench.tools.analysis.flags import FLAGS, ItemFlags, flag_items
-from lensbench.tools.analysis.impact import Ranking, Shift, Subset, compare_sets, suggest_subset
-from lensbench.tools.analysis.irt import TwoPL, fit_2pl
-from lensbench.tools.analysis.matrix import ResponseMatrix, describe_run, load_matrix
+from lensbench.analysis.classical import ItemStats, classical_stats
+from lensbench.analysis.flags import FLAGS, ItemFlags, flag_items
+from lensbench.analysis.impact import Ranking, Shift, Subset, compare_sets, suggest_subset
+from lensbench.analysis.irt import TwoPL, fit_2pl
+from lensbench.analysis.matrix import ResponseMatrix, describe_run, load_matrix
 
 __all__ = ["ItemReport", "analyze_items", "to_markdown", "to_csv", "to_json", "ranked_items", "write_outputs"]
 
