@@ -20,6 +20,7 @@ from typing import Any
 
 from lensbench.core.csvsafe import csv_cell
 from lensbench.scoring.bootstrap import Design
+from lensbench.views.runs import LoadedRun
 from lensbench.analysis.classical import ItemStats, classical_stats
 from lensbench.analysis.flags import FLAGS, ItemFlags, flag_items
 from lensbench.analysis.impact import Ranking, Shift, Subset, compare_sets, suggest_subset
@@ -45,9 +46,9 @@ class ItemReport:
     design: Design
 
 
-def analyze_items(run_dirs: Sequence[str | Path], *, n_resamples: int = 2000, seed: int = 0,
+def analyze_items(run_dirs: Sequence[str | Path | LoadedRun], *, n_resamples: int = 2000, seed: int = 0,
                   irt: bool = True) -> ItemReport:
-    """Analyse the items of ``run_dirs`` (one benchmark). Raises ConfigError for unreadable or mixed runs,
+    """Analyse the items of ``run_dirs`` (one benchmark; folders or runs read with records). Raises ConfigError for unreadable or mixed runs,
     MissingExtraError without scipy."""
     m = load_matrix(run_dirs)
     stats = classical_stats(m.x)
