@@ -134,3 +134,16 @@ def test_browser_items_and_judge_tabs(browser, page):
     assert pg.locator("#list [data-count='1']").count() + (pg.get_attribute("#list", "data-count") == "1") >= 1
     assert errors == []
     ctx.close()
+
+
+def test_2pl_skipped_above_the_cap_and_no_subset_search(runs):
+    from lensbench.views.runs import read_run
+    from lensbench.views.viewer.analysis import items_data
+
+    dirs, _ = runs
+    loaded = [read_run(d) for d in dirs[:4]]
+    (doc,) = items_data(loaded, n_resamples=50, irt_max_cells=len(fx.items()) * 4 - 1).values()
+    assert doc["irt_skipped"] is True and doc["irt"] is None and doc["subset"] is None
+    assert all(r["irt_a"] is None and r["irt_b"] is None for r in doc["items"])
+    (fit,) = items_data(loaded, n_resamples=50, irt_max_cells=len(fx.items()) * 4).values()
+    assert fit["irt_skipped"] is False and fit["irt"] is not None

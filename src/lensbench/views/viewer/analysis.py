@@ -19,9 +19,10 @@ __all__ = ["MIN_RUNS", "IRT_MAX_CELLS", "items_data", "judge_data"]
 
 #: the fewest runs of one benchmark (with records, blind ones included) that get an Items tab section
 MIN_RUNS = 3
-#: the 2PL is fitted only while items x runs stays at or below this (its fit grows with both; beyond it the
-#: page shows the classical statistics and flags alone, and says so). 1,000 RGB-Th-Bench items x 18 runs fit.
-IRT_MAX_CELLS = 40_000
+#: the 2PL is fitted only while items x runs stays at or below this (its fit grows with both: 5.3 s for the
+#: 1,624 RGB-Th-Bench items x 18 recorded runs on one core; beyond the cap the page shows the classical statistics
+#: and flags with the 2PL left to ``lensbench analyze items``, and says so)
+IRT_MAX_CELLS = 10_000
 
 
 def _first_scored(x_row: Any) -> int:
@@ -35,7 +36,8 @@ def _first_scored(x_row: Any) -> int:
 def items_data(runs: Sequence[LoadedRun], *, n_resamples: int, seed: int = 0, irt_max_cells: int = IRT_MAX_CELLS,
                warn: Callable[[str], None] = lambda _msg: None) -> dict[str, dict[str, Any]]:
     """benchmark -> its item analysis for the Items tab, for each benchmark with at least :data:`MIN_RUNS` runs
-    with records: :func:`lensbench.analysis.items.to_json` less the unflagged items (``items`` holds the flagged
+    with records: :func:`lensbench.analysis.items.to_json` without the subset search (``subset`` null) and less
+    the unflagged items (``items`` holds the flagged
     ones, most suspect first, each with ``run``: the page index of the first run that scored it, for its sample
     link), plus ``n_items``, ``n_flagged``, ``irt_skipped`` (True when items x runs > ``irt_max_cells``) and
     ``page_runs`` (page index of each matrix run, ``runs`` order). A benchmark whose runs cannot be analysed
@@ -54,7 +56,7 @@ def items_data(runs: Sequence[LoadedRun], *, n_resamples: int, seed: int = 0, ir
         n_items = len({rec.sample_id for r in group for rec in r.records or []})
         fit = n_items * len(group) <= irt_max_cells
         try:
-            rep = analyze_items(group, n_resamples=n_resamples, seed=seed, irt=fit)
+            rep = analyze_items(group, n_resamples=n_resamples, seed=seed, irt=fit, subset=False)
         except (LensbenchError, ValueError) as exc:
             warn(f"no item analysis of {bench}: {str(exc).splitlines()[0]}")
             continue
