@@ -49,8 +49,8 @@ class ItemReport:
 def analyze_items(run_dirs: Sequence[str | Path | LoadedRun], *, n_resamples: int = 2000, seed: int = 0,
                   irt: bool = True, subset: bool = True) -> ItemReport:
     """Analyse the items of ``run_dirs`` (one benchmark; folders or runs read with records); ``irt=False`` skips
-    the 2PL fit and ``subset=False`` the subset search (the two slow parts: the viewer's Items tab). Raises ConfigError for unreadable or mixed runs,
-    MissingExtraError without scipy."""
+    the 2PL fit and ``subset=False`` the subset search (the two slow parts: the viewer's Items tab). Raises
+    ConfigError for unreadable or mixed runs, MissingExtraError without scipy."""
     m = load_matrix(run_dirs)
     stats = classical_stats(m.x)
     fit = fit_2pl(m.x) if irt else None
@@ -119,7 +119,8 @@ def to_json(rep: ItemReport) -> dict[str, Any]:
                                       "change": _triple(s.change)} for s in rep.shifts],
                             "kendall_tau": _triple((rep.ranking.tau, rep.ranking.low, rep.ranking.high)),
                             "order_full": rep.ranking.order_full, "order_reduced": rep.ranking.order_reduced},
-        "subset": None if rep.subset is None else {**rep.subset.to_json(), "tried": [list(t) for t in rep.subset.tried]},
+        "subset": None if rep.subset is None else {**rep.subset.to_json(),
+                                                   "tried": [list(t) for t in rep.subset.tried]},
         "items": [_row(rep, k) for k in ranked_items(rep)],
     }
 
