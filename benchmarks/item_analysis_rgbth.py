@@ -50,7 +50,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--resamples", type=int, default=2000)
     a = ap.parse_args()
-    from lensbench.tools.analysis.items import analyze_items, to_markdown, write_outputs
+    from lensbench.analysis.items import analyze_items, to_markdown, write_outputs
 
     with tempfile.TemporaryDirectory() as tmp:
         dirs = replay_all(a.runs or Path(tmp))

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from items_fixture import BLIND_RIGHT, DUP, FALLS, MISKEYED, N_RUNS, items, truth, write_runs
 from lensbench.cli.main import app
 from lensbench.testing.runs import craft_run
-from lensbench.tools.analysis.classical import classical_stats
-from lensbench.tools.analysis.irt import fit_2pl
-from lensbench.tools.analysis.items import analyze_items
+from lensbench.analysis.classical import classical_stats
+from lensbench.analysis.irt import fit_2pl
+from lensbench.analysis.items import analyze_items
 
 
 @pytest.fixture(scope="module")

@@ -85,7 +85,8 @@ def viewer_page(run_dirs: Sequence[Path], *, embed: bool = True, figures: bool =
                 subset: ItemSubset | None = None):
     """``(html, image registry, runs)``: the viewer over ``run_dirs`` (any benchmarks): the benchmarks'
     tables, the headline leaderboard (with CIs), every pair of runs of a benchmark compared
-    (``compare``), the plots (``figures``; skipped with a warning when they cannot be drawn). A run's
+    (``compare``), the plots (``figures``; skipped with a warning when they cannot be drawn), the Items tab
+    (item analysis of a benchmark with 3+ runs) and the Judge tab (stored ``analyze judge`` reports). A run's
     problems, and comparisons that cannot be made, go to ``warn``; a bad run never stops the page. ``subset``:
     every run restricted to those items (:mod:`lensbench.report.subset`; labelled in the page's title and models)."""
     from lensbench.views.viewer import build_viewer
@@ -104,10 +105,14 @@ def viewer_page(run_dirs: Sequence[Path], *, embed: bool = True, figures: bool =
         except Exception as exc:  # plots are extras: never lose the viewer for them
             warn(f"plots skipped: {type(exc).__name__}: {exc}")
     comps = _comparisons(runs, n_resamples, seed, warn) if compare else []
+    from lensbench.views.viewer.analysis import items_data, judge_data
+
+    items, judge = items_data(runs, n_resamples=n_resamples, seed=seed, warn=warn), judge_data(runs, warn)
     tables = tables_html(runs)
     tables["_leaderboard"] = _leaderboard_html(runs, n_resamples, seed)
     html, images = build_viewer(runs, tables=tables, comparisons=comps, figures=figs,
                                 embed=embed, max_thumbs=max_thumbs, **({"chunk": chunk} if chunk else {}),
+                                items=items, judge=judge,
                                 title="lensbench: " + ", ".join(sorted({r.benchmark for r in runs}))
                                 + "".join(sorted({f" ({r.subset_applied.label})" for r in runs
                                                   if r.subset_applied is not None})))

@@ -40,7 +40,7 @@ def items_cmd(
 ) -> None:
     """Per item: difficulty, point-biserial discrimination, 2PL; flags; the headline and ranking without the
     flagged items (95% CIs over the benchmark's clusters); a smaller subset that ranks the runs alike."""
-    from lensbench.tools.analysis.items import analyze_items, to_csv, to_json, to_markdown, write_outputs
+    from lensbench.analysis.items import analyze_items, to_csv, to_json, to_markdown, write_outputs
 
     _check_format(format)
     for d in run_dirs:

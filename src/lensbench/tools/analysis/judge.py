@@ -41,7 +41,7 @@ from lensbench.views.runs import iter_samples, read_manifest, read_run, run_tabl
 from lensbench.runtime.export import export_records
 from lensbench.scoring.bootstrap import Design, cluster_counts, percentile_interval
 from lensbench.scoring.paired import PairedResult, paired_difference
-from lensbench.tools.analysis.matrix import item_clusters
+from lensbench.analysis.matrix import item_clusters
 
 __all__ = ["rejudge_folder", "rejudge", "JudgeNoise", "judge_noise", "cohen_kappa", "verdict_of", "permutable"]
 

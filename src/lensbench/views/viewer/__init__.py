@@ -19,8 +19,9 @@ __all__ = ["build_viewer", "md_to_html"]
 
 def build_viewer(runs: Sequence[LoadedRun], *, tables: dict[str, str] | None = None,
                  comparisons: Sequence[dict[str, Any]] = (), figures: Sequence[dict[str, str]] = (),
-                 embed: bool = True, max_thumbs: int = 3000, title: str = "lensbench viewer", chunk: int = CHUNK):
+                 embed: bool = True, max_thumbs: int = 3000, title: str = "lensbench viewer", chunk: int = CHUNK,
+                 items: dict[str, Any] | None = None, judge: Sequence[dict[str, Any]] = ()):
     """``(html, image registry)`` for ``runs``; see :func:`lensbench.views.viewer.data.build_payload`."""
     payload, images = build_payload(runs, tables=tables, comparisons=comparisons, figures=figures, embed=embed,
-                                    max_thumbs=max_thumbs)
+                                    max_thumbs=max_thumbs, items=items, judge=judge)
     return render_page(payload, title=title, chunk=chunk), images

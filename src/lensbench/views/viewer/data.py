@@ -87,12 +87,14 @@ def run_keys(runs: Sequence[LoadedRun]) -> list[str]:
 
 def build_payload(runs: Sequence[LoadedRun], *, tables: dict[str, str] | None = None,
                   comparisons: Sequence[dict[str, Any]] = (), figures: Sequence[dict[str, str]] = (),
-                  embed: bool = True, max_thumbs: int = 3000) -> tuple[dict[str, Any], ImageRegistry]:
+                  embed: bool = True, max_thumbs: int = 3000, items: dict[str, Any] | None = None,
+                  judge: Sequence[dict[str, Any]] = ()) -> tuple[dict[str, Any], ImageRegistry]:
     """The viewer document for ``runs`` and the image registry (for ``--serve``).
 
     ``tables``: benchmark -> HTML of its summary tables; ``comparisons``: dicts of
     :meth:`lensbench.views.compare.Comparison.to_json` plus ``ia``/``ib`` run indices;
-    ``figures``: ``{"title", "src"}`` (data URLs).
+    ``figures``: ``{"title", "src"}`` (data URLs); ``items`` / ``judge``: the Items and Judge tabs' data
+    (:mod:`lensbench.views.viewer.analysis`), empty when the page has none.
     """
     images = ImageRegistry(embed=embed, max_thumbs=max_thumbs)
     samples: list[dict[str, Any]] = []
@@ -117,6 +119,8 @@ def build_payload(runs: Sequence[LoadedRun], *, tables: dict[str, str] | None = 
         "tables": tables or {},
         "comparisons": list(comparisons),
         "figures": list(figures),
+        "items": items or {},
+        "judge": list(judge),
         "groupDefault": group_defaults([r.benchmark for r in runs]),
         "images": images.items,
         "samples": samples,

@@ -19,8 +19,9 @@ __all__ = ["render_page", "md_to_html", "read_page_data", "CHUNK", "SCRIPTS"]
 
 _ASSETS = "lensbench.views.viewer"
 #: the page's scripts, inlined in this order into one ``<script>``: sortable tables, the core (data, samples),
-#: sample links, the summary and plot tabs, the compare tab; the page then calls ``lensbenchViewer.start()``
-SCRIPTS = ("sort.js", "viewer.js", "links.js", "summary.js", "compare.js")
+#: sample links, the summary and plot tabs, the compare tab, the Items and Judge tabs (analysis.js); the page then
+#: calls ``lensbenchViewer.start()``
+SCRIPTS = ("sort.js", "viewer.js", "links.js", "summary.js", "compare.js", "analysis.js")
 #: samples per detail chunk
 CHUNK = 400
 

@@ -3,7 +3,7 @@
    sample [run, id, outcome, labels]) before this script; sample details in chunks
    #lensbench-c<k> ({d: [details], img: {sha: image}}) parsed on demand; #lensbench-figures.
    Each script has one job: sort.js sorts tables, links.js opens a sample from its link, summary.js draws the
-   summary and plots, compare.js the comparison tab; they share window.lensbenchViewer (V). */
+   summary and plots, compare.js the comparison tab, analysis.js the Items and Judge tabs; they share window.lensbenchViewer (V). */
 (function () {
   'use strict';
   var t0 = performance.now();
@@ -84,6 +84,7 @@
     if (document.readyState === 'loading') return;
     if (st.tab === 'compare' && !done.compare) { done.compare = true; V.renderCompare(); }
     if (st.tab === 'plots' && !done.plots) { done.plots = true; V.renderPlots(); }
+    if (V.lazyTabs && V.lazyTabs[st.tab] && !done[st.tab]) { done[st.tab] = true; V.lazyTabs[st.tab](); }  /* analysis.js */
   }
 
   /* ---------------- images and boxes */
@@ -354,7 +355,7 @@
     if (pending) { pending = false; renderList(); }
     lateTabs();
   });
-  if (location.hash === '#samples' || location.hash === '#compare' || location.hash === '#plots') showTab(location.hash.slice(1));
+  if (/^#(samples|compare|plots|items|judge)$/.test(location.hash)) showTab(location.hash.slice(1));
   else if (/^#compare=/.test(location.hash)) showTab('compare');
   else V.openFromHash();
   document.body.setAttribute('data-start', String(Math.round(t0)));  /* ms since navigation start */

@@ -22,7 +22,7 @@ import numpy as np
 from lensbench.core.extras import require
 from lensbench.report.runs import run_tables
 from lensbench.scoring.bootstrap import Design, UnitTable, cluster_counts, percentile_interval, pooled_stat
-from lensbench.tools.analysis.matrix import ResponseMatrix
+from lensbench.analysis.matrix import ResponseMatrix
 
 __all__ = ["Shift", "Ranking", "Subset", "headline_tables", "restrict", "compare_sets", "suggest_subset",
            "SUBSET_FRACTIONS", "TAU_TARGET"]

@@ -126,15 +126,16 @@ def _unique(runs: list[LoadedRun]) -> list[str]:
     return [n if names.count(n) == 1 else f"{n} [{r.path.name}]" for n, r in zip(names, runs)]
 
 
-def load_matrix(run_dirs: Sequence[str | Path]) -> ResponseMatrix:
-    """Read the runs and build their :class:`ResponseMatrix`.
+def load_matrix(run_dirs: Sequence[str | Path | LoadedRun]) -> ResponseMatrix:
+    """Read the runs (folders, or runs already read with their records, as the viewer has them) and build
+    their :class:`ResponseMatrix`.
 
     Raises ConfigError (naming the folder) when a folder is no readable run, when the runs are of
     different benchmarks, or when fewer than 2 non-blind runs scored anything.
     """
     runs, blind_runs = [], []
     for d in run_dirs:
-        run = read_run(d)
+        run = d if isinstance(d, LoadedRun) else read_run(d)
         if run.records is None:
             raise ConfigError(f"{d}: no readable samples.jsonl ({'; '.join(run.problems) or 'not a run folder'})")
         (blind_runs if is_blind(run) else runs).append(run)

@@ -1,9 +1,9 @@
-"""Flags of suspect items, from a :class:`~lensbench.tools.analysis.matrix.ResponseMatrix` and its statistics.
+"""Flags of suspect items, from a :class:`~lensbench.analysis.matrix.ResponseMatrix` and its statistics.
 
 Each flag is a named rule with its threshold as a module constant (issue 34, part 1):
 
 * ``contradictory-duplicate``: two or more items ask the same question of the same media
-  (:func:`~lensbench.tools.analysis.matrix.question_key`) with different keys: no model can answer all
+  (:func:`~lensbench.analysis.matrix.question_key`) with different keys: no model can answer all
   of them (RGB-Th-Bench: ``Source 1/Fuse panel 2``, Temp2Col; RGB-Th-Bench README, Protocol).
 * ``no-capable-model``: at least :data:`MIN_CAPABLE` *capable* runs scored the item (capable = proportion
   correct at or above the median of the runs) and none of them got it right.
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from lensbench.core.extras import require
-from lensbench.tools.analysis.classical import ItemStats
-from lensbench.tools.analysis.matrix import ResponseMatrix
+from lensbench.analysis.classical import ItemStats
+from lensbench.analysis.matrix import ResponseMatrix
 
 __all__ = ["FLAGS", "FDR", "KEY_SHARE", "MIN_CAPABLE", "ItemFlags", "flag_items", "capable_runs"]
 

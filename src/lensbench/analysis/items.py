@@ -20,11 +20,12 @@ from typing import Any
 
 from lensbench.core.csvsafe import csv_cell
 from lensbench.scoring.bootstrap import Design
-from lensbench.tools.analysis.classical import ItemStats, classical_stats
-from lensbench.tools.analysis.flags import FLAGS, ItemFlags, flag_items
-from lensbench.tools.analysis.impact import Ranking, Shift, Subset, compare_sets, suggest_subset
-from lensbench.tools.analysis.irt import TwoPL, fit_2pl
-from lensbench.tools.analysis.matrix import ResponseMatrix, describe_run, load_matrix
+from lensbench.views.runs import LoadedRun
+from lensbench.analysis.classical import ItemStats, classical_stats
+from lensbench.analysis.flags import FLAGS, ItemFlags, flag_items
+from lensbench.analysis.impact import Ranking, Shift, Subset, compare_sets, suggest_subset
+from lensbench.analysis.irt import TwoPL, fit_2pl
+from lensbench.analysis.matrix import ResponseMatrix, describe_run, load_matrix
 
 __all__ = ["ItemReport", "analyze_items", "to_markdown", "to_csv", "to_json", "ranked_items", "write_outputs"]
 
@@ -33,7 +34,7 @@ __all__ = ["ItemReport", "analyze_items", "to_markdown", "to_csv", "to_json", "r
 class ItemReport:
     """Everything ``analyze items`` computed: the matrix, :class:`ItemStats`, the :class:`TwoPL` fit (None with
     ``irt=False``), :class:`ItemFlags`, per-run :class:`Shift` and the :class:`Ranking` agreement without the
-    flagged items, the suggested :class:`Subset`, and the bootstrap :class:`Design`."""
+    flagged items, the suggested :class:`Subset` (None with ``subset=False``), and the bootstrap :class:`Design`."""
 
     matrix: ResponseMatrix
     stats: ItemStats
@@ -41,14 +42,15 @@ class ItemReport:
     flags: ItemFlags
     shifts: list[Shift]
     ranking: Ranking
-    subset: Subset
+    subset: Subset | None
     design: Design
 
 
-def analyze_items(run_dirs: Sequence[str | Path], *, n_resamples: int = 2000, seed: int = 0,
-                  irt: bool = True) -> ItemReport:
-    """Analyse the items of ``run_dirs`` (one benchmark). Raises ConfigError for unreadable or mixed runs,
-    MissingExtraError without scipy."""
+def analyze_items(run_dirs: Sequence[str | Path | LoadedRun], *, n_resamples: int = 2000, seed: int = 0,
+                  irt: bool = True, subset: bool = True) -> ItemReport:
+    """Analyse the items of ``run_dirs`` (one benchmark; folders or runs read with records); ``irt=False`` skips
+    the 2PL fit and ``subset=False`` the subset search (the two slow parts: the viewer's Items tab). Raises
+    ConfigError for unreadable or mixed runs, MissingExtraError without scipy."""
     m = load_matrix(run_dirs)
     stats = classical_stats(m.x)
     fit = fit_2pl(m.x) if irt else None
@@ -57,8 +59,8 @@ def analyze_items(run_dirs: Sequence[str | Path], *, n_resamples: int = 2000, se
     dropped = set(flags.flagged())
     keep = lambda u: u not in dropped and not any(i.startswith(u + "/") for i in dropped)  # noqa: E731
     shifts, ranking = compare_sets(m, keep, design)
-    subset = suggest_subset(m, stats.r_pb, dropped, design)
-    return ItemReport(m, stats, fit, flags, shifts, ranking, subset, design)
+    sub = suggest_subset(m, stats.r_pb, dropped, design) if subset else None
+    return ItemReport(m, stats, fit, flags, shifts, ranking, sub, design)
 
 
 def ranked_items(rep: ItemReport) -> list[int]:
@@ -117,7 +119,8 @@ def to_json(rep: ItemReport) -> dict[str, Any]:
                                       "change": _triple(s.change)} for s in rep.shifts],
                             "kendall_tau": _triple((rep.ranking.tau, rep.ranking.low, rep.ranking.high)),
                             "order_full": rep.ranking.order_full, "order_reduced": rep.ranking.order_reduced},
-        "subset": {**rep.subset.to_json(), "tried": [list(t) for t in rep.subset.tried]},
+        "subset": None if rep.subset is None else {**rep.subset.to_json(),
+                                                   "tried": [list(t) for t in rep.subset.tried]},
         "items": [_row(rep, k) for k in ranked_items(rep)],
     }
 
@@ -165,6 +168,8 @@ def to_markdown(rep: ItemReport, top: int = 20) -> str:
              for lab in rk.order_full if rk.order_full.index(lab) != rk.order_reduced.index(lab)]
     out.append("Rank changes: " + ("; ".join(moved) if moved else "none") + ".")
     sb = rep.subset
+    if sb is None:
+        return "\n".join(out) + "\n"
     out += ["", f"## Suggested subset `{sb.name}`", "", f"{len(sb.items)} items; rule: {sb.rule}. Kendall tau-b with "
             f"the full ranking: {_ci((sb.ranking.tau, sb.ranking.low, sb.ranking.high), 3)} (in-sample). "
             f"sha256 of the ids: {sb.sha256}.", "", "| fraction | rule | items | tau [95% CI] |", "|---|---|---|---|"]
@@ -173,11 +178,13 @@ def to_markdown(rep: ItemReport, top: int = 20) -> str:
 
 
 def write_outputs(rep: ItemReport, out_dir: Path) -> list[Path]:
-    """Write ``items.md``, ``items.csv``, ``items.json`` and ``subset-<name>.json`` under ``out_dir``."""
+    """Write ``items.md``, ``items.csv``, ``items.json`` and ``subset-<name>.json`` (when the report has a subset)
+    under ``out_dir``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {"items.md": to_markdown(rep), "items.csv": to_csv(rep),
-             "items.json": json.dumps(to_json(rep), indent=1, ensure_ascii=False) + "\n",
-             f"subset-{rep.subset.name}.json": json.dumps(rep.subset.to_json(), indent=1) + "\n"}
+             "items.json": json.dumps(to_json(rep), indent=1, ensure_ascii=False) + "\n"}
+    if rep.subset is not None:
+        files[f"subset-{rep.subset.name}.json"] = json.dumps(rep.subset.to_json(), indent=1) + "\n"
     for name, text in files.items():
         (out_dir / name).write_text(text, encoding="utf-8")
     return [out_dir / n for n in files]
