@@ -48,6 +48,7 @@ from lensbench.runtime.rows import count_ok
 from lensbench.benchmarks.rgbth.demo import write_release as make_rgbth_release
 from lensbench.testing.server import FakeOpenAIServer
 from lensbench.testing.small_disk import SmallDisk, small_disk_available
+from lensbench.backends.reaper import pid_alive as alive
 
 LENSBENCH = [sys.executable, "-m", "lensbench"]
 
@@ -61,14 +62,6 @@ def run_argv(data: Path, out: Path, model: str, url: str | None, c: int) -> list
     argv = [*LENSBENCH, "run", "rgb-th-bench", "--data-dir", str(data), "--model", model, "--out", str(out),
             "--no-progress", "--concurrency", str(c), "--format", "json"]
     return argv + (["--base-url", url] if url else [])
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
-    except (ProcessLookupError, FileNotFoundError):
-        return False
 
 
 def metrics(stdout: str) -> dict:

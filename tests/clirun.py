@@ -125,3 +125,14 @@ def run_cli(*args: str, env: Mapping[str, str] | None = None, cwd: str | os.Path
             stdout, stderr = out.getvalue(), err.getvalue()
     return subprocess.CompletedProcess(["lensbench", *argv], code, stdout.decode("utf-8", "replace"),
                                        stderr.decode("utf-8", "backslashreplace"))
+
+
+def walk_commands(cmd, path: tuple[str, ...] = ()):
+    """``(path, command)`` for ``cmd`` (a click command or group) and every subcommand below it, depth first
+    (``path``: the subcommand names from ``cmd`` down)."""
+    yield path, cmd
+    if hasattr(cmd, "list_commands"):
+        for name in cmd.list_commands(None):
+            sub = cmd.get_command(None, name)
+            if sub is not None:
+                yield from walk_commands(sub, path + (name,))

@@ -16,17 +16,10 @@ from urllib.parse import quote
 
 import pytest
 
+from lensbench.backends.reaper import pid_alive as alive
 from lensbench.backends.reaper import stop_group
 
 STANDIN = f"{sys.executable} -m lensbench.testing.standin_engine serve"
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
-    except (ProcessLookupError, FileNotFoundError):
-        return False
 
 
 def wait_gone(pids: list[int], seconds: float) -> list[int]:

@@ -22,6 +22,7 @@ from lensbench.backends.providers import make_backend
 from lensbench.core.errors import ConfigError, TransportError
 from lensbench.core.types import GenParams, Message, Request, TextPart
 from lensbench.runtime.rows import count_ok
+from lensbench.backends.reaper import pid_alive as alive
 
 STANDIN = f"{sys.executable} -m lensbench.testing.standin_engine serve"
 EXE = "exe=" + quote(STANDIN)
@@ -29,17 +30,6 @@ EXE = "exe=" + quote(STANDIN)
 
 def req(text: str = "Is it warm?", rid: str = "r0") -> Request:
     return Request(id=rid, messages=[Message(role="user", parts=[TextPart(text=text)])], params=GenParams(temperature=0))
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is dead for our purpose
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 # ------------------------------------------------------------------ command lines and fingerprints

@@ -16,6 +16,7 @@ import typer
 
 from lensbench.cli.main import app
 from lensbench.core.flags import RENAMED
+from clirun import walk_commands
 
 #: commands that take two data folders name each by its role (a bare --data-dir would not say which)
 TWO_FOLDERS = {("train", "groundingme", "sweep"): "--groundingme"}
@@ -24,18 +25,9 @@ TWO_FOLDERS = {("train", "groundingme", "sweep"): "--groundingme"}
 ROLE_SPECS = ("--visual-check",)
 
 
-def _commands(cmd, path=()):
-    yield path, cmd
-    if hasattr(cmd, "list_commands"):
-        for name in cmd.list_commands(None):
-            sub = cmd.get_command(None, name)
-            if sub is not None:
-                yield from _commands(sub, path + (name,))
-
-
 @pytest.fixture(scope="module")
 def tree():
-    return list(_commands(typer.main.get_command(app)))
+    return list(walk_commands(typer.main.get_command(app)))
 
 
 def _options(cmd):

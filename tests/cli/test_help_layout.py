@@ -19,17 +19,9 @@ from rich.console import Console
 from lensbench.cli.main import app
 from lensbench.runtime.matrix_progress import MatrixProgress
 from lensbench.runtime.progress import BarProgress
+from clirun import walk_commands
 
 BOX = "│╭╮╰╯─"
-
-
-def _commands(cmd, path=()):
-    yield path, cmd
-    if hasattr(cmd, "list_commands"):
-        for name in cmd.list_commands(None):
-            sub = cmd.get_command(None, name)
-            if sub is not None:
-                yield from _commands(sub, path + (name,))
 
 
 def _help(group, path, columns, monkeypatch) -> str:
@@ -60,7 +52,7 @@ def _prose(text: str) -> list[list[str]]:
 def test_every_command_help_is_filled_and_complete(columns, monkeypatch):
     group = typer.main.get_command(app)
     seen = 0
-    for path, cmd in list(_commands(group)):
+    for path, cmd in list(walk_commands(group)):
         out = _help(group, path, columns, monkeypatch)
         seen += 1
         assert all(len(line) <= columns for line in out.splitlines()), (path, out)

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["main", "stop_group", "sweep_stale_tmpdirs", "sweep_server_tmpdirs", "SERVER_TMP_PREFIXES"]
+__all__ = ["main", "stop_group", "pid_alive", "sweep_stale_tmpdirs", "sweep_server_tmpdirs", "SERVER_TMP_PREFIXES"]
 
 #: scratch-folder name prefixes of the launched servers (``lensbench-<engine>-<PID>-*``)
 SERVER_TMP_PREFIXES = ("lensbench-vllm-", "lensbench-sglang-", "lensbench-llama.cpp-")
@@ -45,7 +45,7 @@ def _group_alive(pgid: int) -> bool:
         return False
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     """True while process ``pid`` exists and is not a zombie (Linux ``/proc``; elsewhere: it exists)."""
     try:
         os.kill(pid, 0)
@@ -56,6 +56,8 @@ def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
             return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except FileNotFoundError:  # it exited between the two checks
+        return False
     except (OSError, IndexError):
         return True
 
@@ -63,7 +65,7 @@ def _alive(pid: int) -> bool:
 def wait_for_exit(pid: int, seconds: float) -> bool:
     """Wait up to ``seconds`` for process ``pid`` to be gone; True when it is."""
     deadline = time.monotonic() + seconds
-    while _alive(pid):
+    while pid_alive(pid):
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.05)
